@@ -1,0 +1,60 @@
+/* emlx/queue.h — command queues: a worker thread with a FIFO of eval
+ * requests, and the process-wide thread pool for intra-op parallelism.
+ *
+ * Building graphs is cheap and happens on the caller's thread; evaluation can
+ * be routed to a queue. A node is computed once even when several threads or
+ * queues ask for it. */
+#ifndef EMLX_QUEUE_H
+#define EMLX_QUEUE_H
+
+#include "base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct emlx_queue emlx_queue;
+
+/* Called on the queue's worker thread when an asynchronous eval finishes.
+ * status is 0 or -1; error is the message ("" on success), valid only during
+ * the call. */
+typedef void (*emlx_eval_callback)(int status, const char *error, void *user_data);
+
+EMLX_API emlx_queue *emlx_queue_new(emlx_device dev);
+/* Waits for the queue's pending requests, then stops its worker. Default
+ * queues cannot be freed (the call is ignored). NULL-safe. */
+EMLX_API void emlx_queue_free(emlx_queue *q);
+/* Waits until every request submitted so far has finished. Returns 0, or -1
+ * if one of them failed since the last synchronize (its message is set). */
+EMLX_API int emlx_queue_synchronize(emlx_queue *q);
+/* The device's default queue (created on first use); NULL if unavailable. */
+EMLX_API emlx_queue *emlx_default_queue(emlx_device dev);
+EMLX_API emlx_device emlx_queue_device(const emlx_queue *q);
+
+/* Evaluates on q's worker and waits. Returns 0 or -1. */
+EMLX_API int emlx_eval_on(emlx_queue *q, emlx_array *const *arrays, size_t n);
+/* Submits and returns at once; the arrays are retained until done and cb (may
+ * be NULL) runs on the worker. Returns 0 if submitted, -1 otherwise (then cb
+ * is never called). */
+EMLX_API int emlx_eval_async(emlx_queue *q, emlx_array *const *arrays, size_t n,
+                             emlx_eval_callback cb, void *user_data);
+
+/* Threads of the intra-op pool (cores, or EMLX_NUM_THREADS). Setting takes
+ * effect for later kernels; returns the previous count, or -1 if n < 1. */
+EMLX_API int emlx_num_threads(void);
+EMLX_API int emlx_set_num_threads(int n);
+
+/* The SIMD level chosen at start-up: "scalar", "avx2" or "avx512". The
+ * environment variable EMLX_ISA (scalar|avx2|avx512) caps it. */
+EMLX_API const char *emlx_simd_level(void);
+
+/* Counters of the scheduler, for tests and diagnostics. */
+typedef struct emlx_eval_stats {
+  uint64_t nodes_computed; /* kernels run since start */
+} emlx_eval_stats;
+EMLX_API emlx_eval_stats emlx_eval_stats_get(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,266 @@
+/* eval.c — the scheduler: computes what an eval asks for, each node once.
+ *
+ * 1. An iterative depth-first walk from the requested arrays collects the
+ *    lazy nodes in dependency order (inputs first), holding a reference to
+ *    each so nothing it will visit can die under it.
+ * 2. Each node is claimed (PENDING -> RUNNING) and its kernel run; a node
+ *    another thread is running is waited for instead, so a shared node is
+ *    computed once however many threads or queues ask for it.
+ * 3. A finished node publishes its outputs (READY) and drops its inputs, and
+ *    the walk's own reference goes right after: intermediate buffers die as
+ *    soon as their last consumer has run.
+ *
+ * A kernel failure (e.g. the memory limit) puts its node back to PENDING and
+ * stops the eval; nothing already computed is lost, nothing is half-written. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static _Atomic uint64_t g_nodes_computed;
+
+/* Waiting for a node another thread runs: one condition for all, since
+ * waiting is rare (two queues asking for the same node at the same time). */
+static pthread_mutex_t g_wait_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_wait_cv = PTHREAD_COND_INITIALIZER;
+static _Atomic int g_waiters;
+
+emlx_eval_stats emlx_eval_stats_get(void) {
+  emlx_eval_stats s = {atomic_load(&g_nodes_computed)};
+  return s;
+}
+
+/* ---- a pointer set for the walk ------------------------------------------------ */
+
+typedef struct ptr_set {
+  const void **slots;
+  size_t cap, n;
+} ptr_set;
+
+static size_t ptr_hash(const void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x;
+}
+
+static int set_grow(ptr_set *s) {
+  size_t cap = s->cap ? s->cap * 2 : 64;
+  const void **slots = calloc(cap, sizeof *slots);
+  if (!slots) return -1;
+  for (size_t i = 0; i < s->cap; i++) {
+    if (!s->slots[i]) continue;
+    size_t j = ptr_hash(s->slots[i]) & (cap - 1);
+    while (slots[j]) j = (j + 1) & (cap - 1);
+    slots[j] = s->slots[i];
+  }
+  free(s->slots);
+  s->slots = slots;
+  s->cap = cap;
+  return 0;
+}
+
+/* 1 if added, 0 if present, -1 out of memory. */
+static int set_add(ptr_set *s, const void *p) {
+  if ((s->n + 1) * 2 > s->cap && set_grow(s) != 0) return -1;
+  size_t j = ptr_hash(p) & (s->cap - 1);
+  while (s->slots[j]) {
+    if (s->slots[j] == p) return 0;
+    j = (j + 1) & (s->cap - 1);
+  }
+  s->slots[j] = p;
+  s->n++;
+  return 1;
+}
+
+/* ---- growable arrays ------------------------------------------------------------ */
+
+typedef struct frame {
+  emlx_array *array;
+  bool expanded;
+} frame;
+
+typedef struct walk {
+  frame *stack;
+  size_t nstack, capstack;
+  emlx_array **order;
+  size_t norder, caporder;
+  ptr_set seen;
+} walk;
+
+static int push_frame(walk *w, emlx_array *a) {
+  if (w->nstack == w->capstack) {
+    size_t cap = w->capstack ? w->capstack * 2 : 64;
+    frame *s = realloc(w->stack, cap * sizeof *s);
+    if (!s) return -1;
+    w->stack = s;
+    w->capstack = cap;
+  }
+  w->stack[w->nstack++] = (frame){a, false};
+  return 0;
+}
+
+static int push_order(walk *w, emlx_array *a) {
+  if (w->norder == w->caporder) {
+    size_t cap = w->caporder ? w->caporder * 2 : 64;
+    emlx_array **o = realloc(w->order, cap * sizeof *o);
+    if (!o) return -1;
+    w->order = o;
+    w->caporder = cap;
+  }
+  w->order[w->norder++] = a;
+  return 0;
+}
+
+static void walk_free(walk *w) {
+  for (size_t i = 0; i < w->nstack; i++) emlx_release(w->stack[i].array);
+  free(w->stack);
+  free(w->order);
+  free(w->seen.slots);
+}
+
+/* Collects the lazy arrays reachable from roots, inputs before consumers,
+ * each node once, each held by one reference. */
+static int collect(walk *w, emlx_array *const *roots, size_t n) {
+  for (size_t i = n; i-- > 0;) {
+    if (emlx__ready(roots[i])) continue;
+    if (push_frame(w, emlx_retain(roots[i])) != 0) return -1;
+  }
+  while (w->nstack > 0) {
+    frame *f = &w->stack[w->nstack - 1];
+    emlx_array *a = f->array;
+    if (f->expanded) {
+      w->nstack--;
+      if (push_order(w, a) != 0) {
+        emlx_release(a);
+        return -1;
+      }
+      continue;
+    }
+    emlx_node *node = a->node;
+    int added = emlx__ready(a) ? 0 : set_add(&w->seen, node);
+    if (added <= 0) {
+      w->nstack--;
+      emlx_release(a);
+      if (added < 0) return -1;
+      continue;
+    }
+    f->expanded = true;
+    /* Read the inputs under the node's lock: once DONE it drops them. */
+    emlx__spin_lock(&node->lock);
+    if (atomic_load_explicit(&node->state, memory_order_acquire) == EMLX_NODE_PENDING) {
+      for (int i = node->ninputs - 1; i >= 0; i--) {
+        emlx_array *in = node->inputs[i];
+        if (emlx__ready(in)) continue;
+        if (push_frame(w, emlx_retain(in)) != 0) {
+          emlx_release(in);
+          emlx__spin_unlock(&node->lock);
+          return -1;
+        }
+      }
+    }
+    emlx__spin_unlock(&node->lock);
+  }
+  return 0;
+}
+
+static void notify_waiters(void) {
+  if (atomic_load_explicit(&g_waiters, memory_order_seq_cst) == 0) return;
+  pthread_mutex_lock(&g_wait_mu);
+  pthread_cond_broadcast(&g_wait_cv);
+  pthread_mutex_unlock(&g_wait_mu);
+}
+
+static void wait_while_running(emlx_node *node) {
+  atomic_fetch_add_explicit(&g_waiters, 1, memory_order_seq_cst);
+  pthread_mutex_lock(&g_wait_mu);
+  while (atomic_load_explicit(&node->state, memory_order_seq_cst) == EMLX_NODE_RUNNING)
+    pthread_cond_wait(&g_wait_cv, &g_wait_mu);
+  pthread_mutex_unlock(&g_wait_mu);
+  atomic_fetch_sub_explicit(&g_waiters, 1, memory_order_seq_cst);
+}
+
+/* Runs one claimed node. */
+static int run_node(emlx_node *node, emlx_array *via) {
+  emlx_array *outs_local[4];
+  emlx_array **outs = node->noutputs <= 4 ? outs_local : malloc(node->noutputs * sizeof *outs);
+  if (!outs) return EMLX_FAIL("eval: out of memory");
+  if (node->noutputs == 1) {
+    outs[0] = emlx_retain(via);
+  } else {
+    /* Siblings released meanwhile are NULL: the kernel computes into scratch. */
+    emlx__spin_lock(&node->lock);
+    for (int i = 0; i < node->noutputs; i++) {
+      emlx_array *o = node->outputs[i];
+      long rc = o ? atomic_load(&o->refcount) : 0;
+      while (rc > 0 && !atomic_compare_exchange_weak(&o->refcount, &rc, rc + 1)) {
+      }
+      outs[i] = rc > 0 ? o : NULL;
+    }
+    emlx__spin_unlock(&node->lock);
+  }
+  const emlx_backend *be = emlx__backend(via->device);
+  emlx_kernel_fn kernel = be ? be->kernels[node->prim] : NULL;
+  int rc;
+  if (!kernel)
+    rc = EMLX_FAIL("%s: no kernel on device %s", emlx_prim_table[node->prim].name,
+                   emlx_device_name(via->device));
+  else
+    rc = kernel(node, node->inputs, outs);
+  if (rc == 0) {
+    for (int i = 0; i < node->noutputs; i++)
+      if (outs[i]) atomic_store_explicit(&outs[i]->status, EMLX_STATUS_READY, memory_order_release);
+    atomic_fetch_add_explicit(&g_nodes_computed, 1, memory_order_relaxed);
+  } else {
+    /* Leave no partial data behind: the outputs are lazy again. */
+    for (int i = 0; i < node->noutputs; i++) {
+      if (!outs[i]) continue;
+      emlx__buffer_release(outs[i]->buffer);
+      outs[i]->buffer = NULL;
+    }
+  }
+  for (int i = 0; i < node->noutputs; i++) emlx_release(outs[i]);
+  if (outs != outs_local) free(outs);
+  return rc;
+}
+
+int emlx__eval(emlx_array *const *arrays, size_t n) {
+  walk w = {0};
+  if (collect(&w, arrays, n) != 0) {
+    for (size_t i = 0; i < w.norder; i++) emlx_release(w.order[i]);
+    walk_free(&w);
+    return EMLX_FAIL("eval: out of memory while walking the graph");
+  }
+  int rc = 0;
+  size_t i = 0;
+  for (; i < w.norder && rc == 0; i++) {
+    emlx_array *a = w.order[i];
+    emlx_node *node = a->node;
+    while (!emlx__ready(a)) {
+      int expected = EMLX_NODE_PENDING;
+      if (atomic_compare_exchange_strong(&node->state, &expected, EMLX_NODE_RUNNING)) {
+        rc = run_node(node, a);
+        atomic_store_explicit(&node->state, rc == 0 ? EMLX_NODE_DONE : EMLX_NODE_PENDING,
+                              memory_order_seq_cst);
+        notify_waiters();
+        if (rc == 0) emlx__node_drop_inputs(node);
+        break;
+      }
+      if (expected == EMLX_NODE_RUNNING) wait_while_running(node);
+      else if (expected == EMLX_NODE_DONE) break; /* a sibling output finished it */
+    }
+    emlx_release(a);
+  }
+  for (; i < w.norder; i++) emlx_release(w.order[i]);
+  walk_free(&w);
+  return rc;
+}
+
+int emlx_eval(emlx_array *const *arrays, size_t n) {
+  if (n > 0 && !arrays) return EMLX_FAIL("eval: array list is NULL");
+  for (size_t i = 0; i < n; i++)
+    if (!arrays[i]) return EMLX_FAIL("eval: array %zu is NULL", i);
+  return emlx__eval(arrays, n);
+}

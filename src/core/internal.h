@@ -1,0 +1,190 @@
+/* internal.h — the engine's private contract between core, ops and backends.
+ *
+ * An emlx_array is either a leaf (data present) or the output of a node
+ * (primitive + params + inputs). Evaluation runs the node's kernel, which
+ * fills the output arrays' data (a buffer plus strides and an element
+ * offset); the node then drops its inputs so the graph frees itself. */
+#ifndef EMLX_INTERNAL_H
+#define EMLX_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emlx.h"
+#include "prims.h"
+
+#define EMLX_INLINE_DIMS 6
+
+/* ---- errors --------------------------------------------------------------- */
+/* Sets the thread-local message (printf-style) and returns NULL / -1 through
+ * the helpers below. */
+void emlx__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define EMLX_FAIL_NULL(...) (emlx__set_error(__VA_ARGS__), (void *)0)
+#define EMLX_FAIL(...) (emlx__set_error(__VA_ARGS__), -1)
+
+/* ---- buffers (allocator) -------------------------------------------------- */
+typedef struct emlx_buffer {
+  void *ptr;                /* 64-byte aligned */
+  size_t capacity;          /* bytes usable (the size class) */
+  _Atomic long refcount;
+  emlx_device device;
+  struct emlx_buffer *prev; /* links in the allocator's cache lists */
+  struct emlx_buffer *next;
+  struct emlx_buffer *lru_prev;
+  struct emlx_buffer *lru_next;
+  uint32_t bucket;
+  uint8_t mapped;           /* came from mmap (huge-page candidate) */
+  uint8_t external;         /* memory not owned by the allocator */
+} emlx_buffer;
+
+/* NULL with an error when the memory limit would be exceeded. nbytes 0 gives
+ * a valid buffer of capacity >= 64. */
+emlx_buffer *emlx__buffer_alloc(size_t nbytes, emlx_device dev);
+emlx_buffer *emlx__buffer_retain(emlx_buffer *b);
+void emlx__buffer_release(emlx_buffer *b);
+
+/* ---- arrays --------------------------------------------------------------- */
+enum { EMLX_STATUS_LAZY = 0, EMLX_STATUS_READY = 1 };
+
+enum {
+  EMLX_FLAG_ROW_CONTIG = 1u << 0, /* strides are row-major dense */
+  EMLX_FLAG_COL_CONTIG = 1u << 1, /* strides are column-major dense */
+};
+
+typedef struct emlx_node emlx_node;
+
+struct emlx_array {
+  _Atomic long refcount;
+  _Atomic int status;     /* EMLX_STATUS_*; READY is published with release order */
+  emlx_dtype dtype;
+  emlx_device device;
+  int ndim;
+  int64_t size;           /* prod(shape) */
+  int64_t *shape;         /* points at inline_shape when ndim <= EMLX_INLINE_DIMS */
+  int64_t *strides;       /* elements; valid once READY */
+  int64_t offset;         /* elements from buffer start; valid once READY */
+  uint32_t flags;         /* EMLX_FLAG_*; valid once READY */
+  emlx_buffer *buffer;    /* valid once READY (NULL only while lazy) */
+  emlx_node *node;        /* producer; NULL for leaves; kept until the array dies */
+  int output_index;       /* which output of node this array is */
+  int64_t inline_shape[EMLX_INLINE_DIMS];
+  int64_t inline_strides[EMLX_INLINE_DIMS];
+};
+
+/* A new array of refcount 1 with shape copied, no data and no node. */
+emlx_array *emlx__array_alloc(emlx_dtype dtype, const int64_t *shape, int ndim, emlx_device dev);
+/* Pointer to element 0 (buffer + offset) of a READY array. */
+static inline void *emlx__data(const emlx_array *a) {
+  return (char *)a->buffer->ptr + a->offset * (int64_t)emlx_dtype_size(a->dtype);
+}
+static inline bool emlx__ready(const emlx_array *a) {
+  return atomic_load_explicit(&((emlx_array *)a)->status, memory_order_acquire) ==
+         EMLX_STATUS_READY;
+}
+/* Recomputes flags from shape and strides. */
+void emlx__array_update_flags(emlx_array *a);
+/* Kernels: give output `out` a fresh row-major buffer (NULL/-1 on failure). */
+int emlx__array_alloc_data(emlx_array *out);
+/* Kernels: like alloc_data, but reuse the buffer of `in` when `in` is held
+ * only by the node being evaluated, is row-contiguous, starts at offset 0 and
+ * its buffer is large enough (donation); in may be NULL. Returns 0 or -1. */
+int emlx__array_alloc_data_donate(emlx_array *out, emlx_array *in);
+/* Kernels: make `out` a view of `in`'s buffer with the given element offset
+ * and strides (strides has out->ndim entries). */
+void emlx__array_set_view(emlx_array *out, const emlx_array *in, int64_t offset,
+                          const int64_t *strides);
+/* Row-major strides for a shape; returns the element count. */
+int64_t emlx__row_major_strides(const int64_t *shape, int ndim, int64_t *strides);
+
+/* Copies a READY array of any strides into dst, row-major. */
+void emlx__copy_to_host(const emlx_array *a, void *dst);
+/* 0, or -1 with an error naming op when dev is invalid or unavailable. */
+int emlx__check_device(emlx_device dev, const char *op);
+
+/* ---- scalar conversions (reference semantics of astype) ---------------------- */
+double emlx__load_f64(const void *p, emlx_dtype dtype);   /* complex: real part */
+int64_t emlx__load_i64(const void *p, emlx_dtype dtype);  /* floats truncate, saturate */
+/* Stores v converted to dtype with astype's rules (complex: imaginary 0). */
+void emlx__store_f64(void *p, emlx_dtype dtype, double v);
+void emlx__store_i64(void *p, emlx_dtype dtype, int64_t v);
+/* f64 to f16/bf16 with a single correct rounding (nearest even). */
+uint16_t emlx__f64_to_f16(double v);
+uint16_t emlx__f64_to_bf16(double v);
+
+/* ---- nodes ---------------------------------------------------------------- */
+enum { EMLX_NODE_PENDING = 0, EMLX_NODE_RUNNING = 1, EMLX_NODE_DONE = 2 };
+
+struct emlx_node {
+  _Atomic long refcount;    /* one per live output array */
+  _Atomic int state;        /* EMLX_NODE_* */
+  atomic_flag lock;         /* guards inputs and outputs while the node is shared */
+  emlx_prim prim;
+  int ninputs;
+  int noutputs;
+  emlx_array **inputs;      /* strong references; dropped once DONE */
+  emlx_array **outputs;     /* weak back-pointers; NULL once that output died */
+  size_t params_size;
+  _Alignas(16) unsigned char params[]; /* plain data (see prims.h), compared bytewise */
+};
+
+/* Makes a node and its outputs. Each output i gets dtypes[i] and shapes[i]
+ * (ndims[i] dims). Inputs are retained. params (params_size bytes of plain
+ * data, padding zeroed by the caller) are copied. Returns the first output
+ * (the caller owns all outputs: out_all receives them when noutputs > 1). */
+emlx_array *emlx__node_make(emlx_prim prim, emlx_array *const *inputs, int ninputs,
+                            const void *params, size_t params_size, int noutputs,
+                            const emlx_dtype *dtypes, const int64_t *const *shapes,
+                            const int *ndims, emlx_device dev, emlx_array **out_all);
+/* Single-output shorthand. */
+emlx_array *emlx__op(emlx_prim prim, emlx_array *const *inputs, int ninputs, const void *params,
+                     size_t params_size, emlx_dtype dtype, const int64_t *shape, int ndim);
+/* Releases the node's inputs (once it is DONE). */
+void emlx__node_drop_inputs(emlx_node *n);
+static inline const void *emlx__params(const emlx_node *n) { return n->params; }
+
+/* ---- kernels and backends ------------------------------------------------- */
+/* A kernel reads READY inputs and fills every non-NULL output (a multi-output
+ * node may see NULL for outputs that were released before evaluation). It
+ * returns 0, or -1 after emlx__set_error(). */
+typedef int (*emlx_kernel_fn)(const emlx_node *node, emlx_array *const *inputs,
+                              emlx_array *const *outputs);
+
+typedef struct emlx_backend {
+  const char *name;
+  emlx_kernel_fn kernels[EMLX_PRIM_COUNT];
+} emlx_backend;
+
+const emlx_backend *emlx__backend(emlx_device dev); /* NULL if unavailable */
+extern const emlx_backend emlx_cpu_backend;
+
+/* ---- thread pool ---------------------------------------------------------- */
+/* fn(ctx, begin, end) over [0, n) in chunks of at least `grain`; runs inline
+ * when the work is small, the pool has one thread, or the caller is a pool
+ * worker. Returns after every chunk has run. */
+typedef void (*emlx_range_fn)(void *ctx, int64_t begin, int64_t end);
+void emlx__parallel_for(int64_t n, int64_t grain, emlx_range_fn fn, void *ctx);
+/* Same, but calls fn(ctx, thread_index, thread_count) once per thread. */
+typedef void (*emlx_thread_fn)(void *ctx, int tid, int nthreads);
+void emlx__parallel_run(int nthreads, emlx_thread_fn fn, void *ctx);
+
+static inline void emlx__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static inline void emlx__spin_lock(atomic_flag *f) {
+  while (atomic_flag_test_and_set_explicit(f, memory_order_acquire)) emlx__cpu_relax();
+}
+static inline void emlx__spin_unlock(atomic_flag *f) {
+  atomic_flag_clear_explicit(f, memory_order_release);
+}
+
+/* ---- eval ----------------------------------------------------------------- */
+int emlx__eval(emlx_array *const *arrays, size_t n);
+
+#endif
