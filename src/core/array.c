@@ -144,10 +144,15 @@ emlx_array *emlx_retain(emlx_array *a) {
   return a;
 }
 
+/* Arrays waiting to be destroyed. Short lists live in the inline slots; a
+ * long chain spills to the heap, which is freed once the list drains (so a
+ * thread that exits leaks nothing). */
+#define DEAD_INLINE 64
 typedef struct dead_list {
   emlx_array **items;
   size_t n, cap;
   bool draining;
+  emlx_array *inline_items[DEAD_INLINE];
 } dead_list;
 
 static _Thread_local dead_list tls_dead;
@@ -155,13 +160,19 @@ static _Thread_local dead_list tls_dead;
 static void destroy_one(emlx_array *a);
 
 static void push_dead(emlx_array *a) {
+  if (!tls_dead.items) {
+    tls_dead.items = tls_dead.inline_items;
+    tls_dead.cap = DEAD_INLINE;
+  }
   if (tls_dead.n == tls_dead.cap) {
-    size_t cap = tls_dead.cap ? tls_dead.cap * 2 : 64;
-    emlx_array **items = realloc(tls_dead.items, cap * sizeof *items);
+    size_t cap = tls_dead.cap * 2;
+    bool heap = tls_dead.items != tls_dead.inline_items;
+    emlx_array **items = realloc(heap ? tls_dead.items : NULL, cap * sizeof *items);
     if (!items) {
       destroy_one(a); /* out of memory: fall back to recursion */
       return;
     }
+    if (!heap) memcpy(items, tls_dead.inline_items, sizeof tls_dead.inline_items);
     tls_dead.items = items;
     tls_dead.cap = cap;
   }
@@ -199,10 +210,10 @@ void emlx_release(emlx_array *a) {
   tls_dead.draining = true;
   while (tls_dead.n > 0) destroy_one(tls_dead.items[--tls_dead.n]);
   tls_dead.draining = false;
-  if (tls_dead.cap > 4096) { /* do not keep a huge list after a long chain */
+  if (tls_dead.items != tls_dead.inline_items) {
     free(tls_dead.items);
-    tls_dead.items = NULL;
-    tls_dead.cap = 0;
+    tls_dead.items = tls_dead.inline_items;
+    tls_dead.cap = DEAD_INLINE;
   }
 }
 
