@@ -7,5 +7,12 @@
 #include "emlx/memory.h"
 #include "emlx/queue.h"
 #include "emlx/ops.h"
+#include "emlx/elementwise.h"
+#include "emlx/reduce.h"
+#include "emlx/indexing.h"
+#include "emlx/conv.h"
+#include "emlx/matmul.h"
+#include "emlx/linalg.h"
+#include "emlx/fft.h"
 
 #endif

@@ -1,0 +1,11 @@
+/* kernels_math.h — the math family's CPU kernels and its rows of the CPU
+ * backend's table (src/cpu/backend.c expands EMLX_CPU_MATH_KERNELS). */
+#ifndef EMLX_CPU_KERNELS_MATH_H
+#define EMLX_CPU_KERNELS_MATH_H
+
+#include "internal.h"
+
+/* Designated initialisers "[EMLX_PRIM_X] = kernel," for this family. */
+#define EMLX_CPU_MATH_KERNELS
+
+#endif
