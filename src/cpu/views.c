@@ -35,7 +35,9 @@ int emlx_cpu_slice(const emlx_node *node, emlx_array *const *in, emlx_array *con
   int64_t strides[EMLX_MAX_NDIM];
   for (int64_t i = 0; i < nd; i++) {
     offset += p->vals[i] * a->strides[i];
-    strides[i] = a->strides[i] * p->vals[nd + i];
+    /* A step only matters where the axis keeps two or more elements (then it
+     * is below the axis length, so the product cannot overflow). */
+    strides[i] = out[0]->shape[i] > 1 ? a->strides[i] * p->vals[nd + i] : a->strides[i];
   }
   emlx__array_set_view(out[0], a, out[0]->size > 0 ? offset : a->offset, strides);
   return 0;

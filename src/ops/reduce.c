@@ -32,9 +32,9 @@ static emlx_array *reduce(emlx_prim prim, emlx_array *a, const int *axes, int na
   p->naxes = n;
   p->keep_dims = keep_dims;
   for (int i = 0; i < n; i++) p->axes[i] = ax[i];
-  emlx_array *in = emlx__cast(a, dtype);
-  emlx_array *out = in ? emlx__op(prim, &in, 1, p, psize, dtype, shape, nd) : NULL;
-  emlx_release(in);
+  /* No cast node: the kernels accumulate narrow inputs in the wide output
+   * type as they load them, so a broadcast view is never materialised. */
+  emlx_array *out = emlx__op(prim, &a, 1, p, psize, dtype, shape, nd);
   free(p);
   return out;
 }

@@ -106,14 +106,14 @@ static int64_t clamp_slice(int64_t n, int64_t start, int64_t stop, int64_t step,
     start = start < 0 ? 0 : (start > n ? n : start);
     stop = stop < 0 ? 0 : (stop > n ? n : stop);
     *first = start;
-    return stop > start ? (stop - start + step - 1) / step : 0;
+    return stop > start ? (stop - start - 1) / step + 1 : 0; /* no overflow for huge steps */
   }
   if (start < 0) start += n;
   if (stop < 0) stop += n;
   start = start < -1 ? -1 : (start > n - 1 ? n - 1 : start);
   stop = stop < -1 ? -1 : (stop > n - 1 ? n - 1 : stop);
   *first = start;
-  return start > stop ? (start - stop - step - 1) / (-step) : 0;
+  return start > stop ? (start - stop - 1) / (-step) + 1 : 0;
 }
 
 emlx_array *emlx_slice(emlx_array *a, const int64_t *start, const int64_t *stop,

@@ -1,0 +1,51 @@
+/* cpu.h — private declarations of the CPU backend: the kernels that
+ * backend.c puts in the table, and the strided iterator the elementwise and
+ * reduction drivers share. */
+#ifndef EMLX_CPU_H
+#define EMLX_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "isa.h"
+
+/* ---- kernels (emlx_kernel_fn) --------------------------------------------- */
+int emlx_cpu_full(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
+int emlx_cpu_arange(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
+int emlx_cpu_eye(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
+/* NEGATE, EXP, ASTYPE, COPY (chosen by node->prim). */
+int emlx_cpu_unary(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
+/* ADD, SUBTRACT, MULTIPLY, DIVIDE; inputs have the output's dtype and
+ * broadcast to its shape (trailing-aligned). */
+int emlx_cpu_binary(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
+/* SUM, MAX. */
+int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
+
+/* ---- strided iteration ---------------------------------------------------- */
+/* Up to two inputs of any strides over a row-major output. init drops size-1
+ * dims and merges dims that are contiguous in every operand, so the inner
+ * loop is as long as possible. */
+typedef struct emlx_cpu_iter {
+  int ndim; /* >= 1 */
+  int nin;  /* 1 or 2 */
+  int64_t size;
+  int64_t shape[EMLX_MAX_NDIM];
+  int64_t stride[2][EMLX_MAX_NDIM]; /* elements */
+  const char *in[2];                /* element 0 of each input */
+  size_t in_esize[2];
+  char *out;
+  size_t out_esize;
+} emlx_cpu_iter;
+
+void emlx_cpu_iter_init(emlx_cpu_iter *it, int ndim, const int64_t *shape, int nin,
+                        const int64_t *const *strides);
+/* Runs the loop over the whole output on the pool, in chunks of at least
+ * grain elements. */
+void emlx_cpu_iter_run_unary(const emlx_cpu_iter *it, emlx_cpu_unary_loop fn, int64_t grain);
+void emlx_cpu_iter_run_binary(const emlx_cpu_iter *it, emlx_cpu_binary_loop fn, int64_t grain);
+
+/* Elements per parallel chunk for cheap, memory-bound loops. */
+#define EMLX_CPU_GRAIN 32768
+
+#endif
