@@ -1,0 +1,240 @@
+/* matmul_lowp.c — f16 and bf16 products: the blocked driver and the
+ * portable kernel.
+ *
+ * Never is a whole operand converted to f32. B is packed once per product
+ * into panels of NR columns over the whole (zero-padded) K, in the layout the
+ * chosen micro-kernel reads; each task then packs a block of MC rows of A
+ * (also whole-K micro-panels of MR rows), keeps it in L2 and streams the B
+ * panels of its column range past it, one MR x NR micro-kernel call per
+ * block of C, accumulating in f32 registers and rounding once on the store.
+ * Tasks (row blocks x column ranges) are spread over the pool.
+ *
+ * Kernel choice, at run time: bf16 uses AMX tiles when the CPU has AMX-BF16
+ * and the OS grants the tile state, else AVX-512 BF16 (vdpbf16ps), else the
+ * AVX-512 f32 FMA kernel on panels widened while packing, else the portable
+ * kernel below; f16 uses the AVX-512 f32 FMA kernel (AVX-512 FP16
+ * arithmetic would accumulate in f16) or the portable kernel. EMLX_ISA caps
+ * the choice like every other kernel (isa.h). */
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include "convert.h"
+#include "isa.h"
+#include "matmul.h"
+
+#define MC_BLOCKS 4 /* A block = MC_BLOCKS * mr rows, whole K */
+
+/* ---- portable kernel: f32 panels, 4 x 16 micro-tile ---------------------- */
+
+#define G_MR 4
+#define G_NR 16
+
+static float load_lowp(const void *base, int64_t idx, emlx_dtype dt) {
+  uint16_t h;
+  memcpy(&h, (const char *)base + idx * 2, 2);
+  return dt == EMLX_BFLOAT16 ? emlx_cv_bf16_to_f32(h) : emlx_cv_f16_to_f32(h);
+}
+
+static void generic_pack_a(const emlx_gemm *g, int64_t i0, int64_t kpad, void *dst) {
+  float *d = dst;
+  for (int64_t k = 0; k < kpad; k++)
+    for (int r = 0; r < G_MR; r++) {
+      int64_t i = i0 + r;
+      d[k * G_MR + r] =
+          i < g->M && k < g->K ? load_lowp(g->a, i * g->a_rs + k * g->a_cs, g->dtype) : 0.0f;
+    }
+}
+
+static void generic_pack_b(const emlx_gemm *g, int64_t j0, int64_t k0, int64_t k1, void *dst) {
+  float *d = dst;
+  for (int64_t k = k0; k < k1; k++)
+    for (int c = 0; c < G_NR; c++) {
+      int64_t j = j0 + c;
+      d[k * G_NR + c] =
+          j < g->N && k < g->K ? load_lowp(g->b, k * g->b_rs + j * g->b_cs, g->dtype) : 0.0f;
+    }
+}
+
+static void generic_micro(int64_t kpad, const void *ap, const void *bp, void *c, int64_t ldc,
+                          int mv, int nv, emlx_dtype dt) {
+  const float *a = ap, *b = bp;
+  float acc[G_MR][G_NR] = {{0}};
+  for (int64_t k = 0; k < kpad; k++)
+    for (int r = 0; r < G_MR; r++) {
+      float x = a[k * G_MR + r];
+      for (int j = 0; j < G_NR; j++)
+        acc[r][j] += x * b[k * G_NR + j];
+    }
+  uint16_t *out = c;
+  for (int r = 0; r < mv; r++)
+    for (int j = 0; j < nv; j++)
+      out[r * ldc + j] =
+          dt == EMLX_BFLOAT16 ? emlx_cv_f32_to_bf16(acc[r][j]) : emlx_cv_f32_to_f16(acc[r][j]);
+}
+
+static const emlx_mm_lowp_kernel generic_kernel = {
+    "generic", G_MR, G_NR, 1, 0, 4, 4, generic_pack_a, generic_pack_b, generic_micro, NULL, NULL};
+
+const emlx_mm_lowp_kernel *emlx_mm_lowp_generic(emlx_dtype dtype) {
+  (void)dtype;
+  return &generic_kernel;
+}
+
+/* ---- CPU features ---------------------------------------------------------- */
+
+#if defined(__x86_64__)
+static bool cpuid_bit(unsigned leaf, unsigned sub, int reg, int bit) {
+  unsigned r[4];
+  if (!__get_cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3]))
+    return false;
+  return (r[reg] >> bit) & 1u;
+}
+#endif
+
+bool emlx_mm_cpu_has_avx512bf16(void) {
+#if defined(__x86_64__)
+  return cpuid_bit(7, 1, 0, 5); /* CPUID.(7,1):EAX.AVX512_BF16 */
+#else
+  return false;
+#endif
+}
+
+static _Atomic int amx_state; /* 0 unknown, 1 usable, 2 not */
+
+bool emlx_mm_amx_usable(void) {
+  int s = atomic_load_explicit(&amx_state, memory_order_acquire);
+  if (s == 0) {
+    bool ok = false;
+#if defined(__x86_64__) && defined(SYS_arch_prctl)
+    /* CPUID.(7,0):EDX.AMX-BF16 (22) and AMX-TILE (24), then ask Linux for
+     * the tile data state (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA). */
+    if (cpuid_bit(7, 0, 3, 22) && cpuid_bit(7, 0, 3, 24))
+      ok = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#endif
+    s = ok ? 1 : 2;
+    atomic_store_explicit(&amx_state, s, memory_order_release);
+  }
+  return s == 1;
+}
+
+/* EMLX_MATMUL_KERNEL=generic|avx512-fma|avx512-bf16|amx-bf16 forces one
+ * kernel (when this machine has it): the reference mode the tests use to
+ * check every kernel against the same references. */
+static const emlx_mm_lowp_kernel *choose(emlx_dtype dt) {
+  const emlx_cpu_isa *isa = emlx_cpu_isa_get();
+  bool avx512 = strcmp(isa->name, "avx512") == 0;
+  const emlx_mm_lowp_kernel *amx = avx512 && dt == EMLX_BFLOAT16 ? emlx_mm_lowp_amx() : NULL;
+  const emlx_mm_lowp_kernel *dp = avx512 && dt == EMLX_BFLOAT16 ? emlx_mm_lowp_avx512bf16() : NULL;
+  const emlx_mm_lowp_kernel *fma = avx512 ? emlx_mm_lowp_avx512(dt) : NULL;
+  const char *force = getenv("EMLX_MATMUL_KERNEL");
+  if (force) {
+    const emlx_mm_lowp_kernel *all[3] = {amx, dp, fma};
+    for (int i = 0; i < 3; i++)
+      if (all[i] && strcmp(all[i]->name, force) == 0)
+        return all[i];
+    if (strcmp(force, "generic") == 0)
+      return &generic_kernel;
+  }
+  return amx ? amx : dp ? dp : fma ? fma : &generic_kernel;
+}
+
+/* ---- the driver ------------------------------------------------------------ */
+
+typedef struct lowp_ctx {
+  const emlx_gemm *g;
+  const emlx_mm_lowp_kernel *k;
+  int64_t kpad, npanels, mblocks, nsplit, mc;
+  size_t a_panel_bytes, b_panel_bytes;
+  const char *bpack;
+  _Atomic int failed;
+} lowp_ctx;
+
+/* Panels [begin, end) of B, a chunk of k at a time across all of them:
+ * consecutive reads then walk along B's rows instead of down 32 columns. */
+static void pack_b_range(void *p, int64_t begin, int64_t end) {
+  lowp_ctx *x = p;
+  int64_t chunk = 32; /* a multiple of every kernel's ku */
+  for (int64_t k0 = 0; k0 < x->kpad; k0 += chunk) {
+    int64_t k1 = k0 + chunk < x->kpad ? k0 + chunk : x->kpad;
+    for (int64_t q = begin; q < end; q++)
+      x->k->pack_b(x->g, q * x->k->nr, k0, k1, (char *)x->bpack + q * (int64_t)x->b_panel_bytes);
+  }
+}
+
+/* Tasks: row block t / nsplit, column range t % nsplit. */
+static void run_tasks(void *p, int64_t begin, int64_t end) {
+  lowp_ctx *x = p;
+  const emlx_gemm *g = x->g;
+  const emlx_mm_lowp_kernel *k = x->k;
+  emlx_buffer *holder;
+  char *apack = emlx_cpu_mm_scratch((size_t)MC_BLOCKS * x->a_panel_bytes, &holder);
+  if (!apack) {
+    atomic_store(&x->failed, 1);
+    return;
+  }
+  size_t esize = 2;
+  if (k->begin)
+    k->begin();
+  for (int64_t t = begin; t < end; t++) {
+    int64_t mb = t / x->nsplit, ns = t % x->nsplit;
+    int64_t i0 = mb * x->mc;
+    int64_t rows = g->M - i0 < x->mc ? g->M - i0 : x->mc;
+    int64_t nsub = (rows + k->mr - 1) / k->mr;
+    for (int64_t s = 0; s < nsub; s++)
+      k->pack_a(g, i0 + s * k->mr, x->kpad, apack + s * (int64_t)x->a_panel_bytes);
+    int64_t q0 = x->npanels * ns / x->nsplit, q1 = x->npanels * (ns + 1) / x->nsplit;
+    for (int64_t q = q0; q < q1; q++) {
+      int64_t j0 = q * k->nr;
+      int nv = (int)(g->N - j0 < k->nr ? g->N - j0 : k->nr);
+      const char *bp = x->bpack + q * (int64_t)x->b_panel_bytes;
+      for (int64_t s = 0; s < nsub; s++) {
+        int64_t r0 = i0 + s * k->mr;
+        int mv = (int)(g->M - r0 < k->mr ? g->M - r0 : k->mr);
+        char *c = (char *)g->c + (r0 * g->ldc + j0) * (int64_t)esize;
+        k->micro(x->kpad, apack + s * (int64_t)x->a_panel_bytes, bp, c, g->ldc, mv, nv, g->dtype);
+      }
+    }
+  }
+  if (k->end)
+    k->end();
+  emlx__buffer_release(holder);
+}
+
+int emlx_cpu_gemm_lowp(const emlx_gemm *g, bool threaded) {
+  lowp_ctx x = {.g = g, .k = choose(g->dtype)};
+  const emlx_mm_lowp_kernel *k = x.k;
+  x.kpad = (g->K + k->ku - 1) / k->ku * k->ku;
+  x.npanels = (g->N + k->nr - 1) / k->nr;
+  x.a_panel_bytes = (size_t)((x.kpad + k->a_pad) * k->mr) * k->a_panel_elt;
+  x.b_panel_bytes = (size_t)(x.kpad * k->nr) * k->b_panel_elt;
+  x.mc = (int64_t)MC_BLOCKS * k->mr;
+  x.mblocks = (g->M + x.mc - 1) / x.mc;
+  atomic_init(&x.failed, 0);
+  int nt = threaded ? emlx_num_threads() : 1;
+  /* Enough tasks for every thread (a few each) without cutting the column
+   * ranges below a couple of panels. */
+  x.nsplit = 1;
+  while (x.mblocks * x.nsplit < 4 * nt && x.npanels / (x.nsplit * 2) >= 2)
+    x.nsplit *= 2;
+  if (!threaded)
+    x.nsplit = 1;
+  emlx_buffer *bholder;
+  x.bpack = emlx_cpu_mm_scratch((size_t)x.npanels * x.b_panel_bytes, &bholder);
+  if (!x.bpack)
+    return -1;
+  double work = (double)g->M * (double)g->N * (double)g->K;
+  if (threaded && work > 1e6) {
+    emlx__parallel_for(x.npanels, 4, pack_b_range, &x);
+    emlx__parallel_for(x.mblocks * x.nsplit, 1, run_tasks, &x);
+  } else {
+    pack_b_range(&x, 0, x.npanels);
+    run_tasks(&x, 0, x.mblocks * x.nsplit);
+  }
+  emlx__buffer_release(bholder);
+  return atomic_load(&x.failed) ? EMLX_FAIL("matmul: out of memory for packing buffers") : 0;
+}
