@@ -12,7 +12,7 @@
 # command to run is printed and the script exits 1. Called by the Makefile.
 set -euo pipefail
 
-c_packages=(cmake make gcc libc6-dev pkg-config libsleef-dev libopenblas-dev python3)
+c_packages=(cmake make gcc libc6-dev pkg-config libsleef-dev libopenblas-dev liblapacke-dev python3)
 python_packages=(python3 python3-pip python3-venv)
 elixir_packages=(erlang-dev elixir)
 
