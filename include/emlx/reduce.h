@@ -13,7 +13,8 @@
  *  - -0.0 and +0.0 are equal (ties: the earlier element wins / keeps its
  *    place).
  *  - complex64 compares lexicographically: real part, then imaginary part
- *    (each part ordered as above).
+ *    (each part ordered as above); for min/max and argmax/argmin an element
+ *    with a NaN in either part counts as NaN.
  *  - bool is 0 < 1.
  * Integer arithmetic (product, cumulative sum/product) wraps. f16 and bf16
  * accumulate in f32 and are rounded once per output element (so a partial
@@ -84,8 +85,7 @@ EMLX_API emlx_array *emlx_argmin_all(emlx_array *a, bool keep_dims,
  * running AND, cumulative_max of bool a running OR, cumulative_min a running
  * AND. Max/min: NaN propagates (from the first NaN on, the result is NaN). */
 EMLX_API emlx_array *emlx_cumulative_sum(emlx_array *a, int axis, bool reverse, bool inclusive);
-EMLX_API emlx_array *emlx_cumulative_product(emlx_array *a, int axis, bool reverse,
-                                             bool inclusive);
+EMLX_API emlx_array *emlx_cumulative_product(emlx_array *a, int axis, bool reverse, bool inclusive);
 EMLX_API emlx_array *emlx_cumulative_max(emlx_array *a, int axis, bool reverse, bool inclusive);
 EMLX_API emlx_array *emlx_cumulative_min(emlx_array *a, int axis, bool reverse, bool inclusive);
 

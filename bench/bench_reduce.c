@@ -1,0 +1,111 @@
+/* bench_reduce.c — benchmarks of the reduce family: argsort and sort of 1M
+ * f32, cumulative_sum of 16M f32, product and min over the inner and the
+ * outer axis of a 4096 x 4096 f32.
+ *
+ * Built as emlx_bench_bench_reduce; run side by side with numpy by
+ * bench/compare.py, whose CASES (the reduce family's block) mirror this
+ * table: same names, inputs and seeds. One line per case; see
+ * bench/README.md. */
+#include "bench_harness.h"
+
+#define M1 (INT64_C(1) << 20)
+#define M16 (INT64_C(16) << 20)
+#define N4K INT64_C(4096)
+#define F32_BYTES 4.0
+
+static emlx_array *build_argsort(emlx_array *const *in) { return emlx_argsort(in[0], 0, NULL); }
+static emlx_array *build_sort(emlx_array *const *in) { return emlx_sort(in[0], 0, NULL); }
+static emlx_array *build_cumsum(emlx_array *const *in) {
+  return emlx_cumulative_sum(in[0], 0, false, true);
+}
+static const int axis0 = 0, axis1 = 1;
+static emlx_array *build_prod_inner(emlx_array *const *in) {
+  return emlx_product(in[0], &axis1, 1, false);
+}
+static emlx_array *build_prod_outer(emlx_array *const *in) {
+  return emlx_product(in[0], &axis0, 1, false);
+}
+static emlx_array *build_min_inner(emlx_array *const *in) {
+  return emlx_min(in[0], &axis1, 1, false);
+}
+static emlx_array *build_min_outer(emlx_array *const *in) {
+  return emlx_min(in[0], &axis0, 1, false);
+}
+
+/* Products of 4096 factors in {-1, 0, 1} (BENCH_INT in [-1, 2)): no row
+ * under- or overflows into denormals, which would time the FPU's slow path
+ * instead of the reduction, and the pages differ (a constant input can be
+ * deduplicated by the host into a single cached page). */
+#define SQ_SYM(seed_)                                                                              \
+  { .dtype = EMLX_FLOAT32, .ndim = 2, .shape = {N4K, N4K}, .seed = (seed_), .dist = BENCH_SYM }
+#define SQ_TRI(seed_)                                                                              \
+  {                                                                                                \
+    .dtype = EMLX_FLOAT32, .ndim = 2, .shape = {N4K, N4K}, .seed = (seed_), .dist = BENCH_INT,     \
+    .lo = -1, .hi = 2                                                                              \
+  }
+
+static const bench_case cases[] = {
+    {
+        .name = "argsort_f32_1M",
+        .what = "argsort(x) (stable, uint32 indices), x f32 [1M] in [-1, 1)",
+        .bytes = 2.0 * F32_BYTES * (double)M1,
+        .ninputs = 1,
+        .inputs =
+            {{.dtype = EMLX_FLOAT32, .ndim = 1, .shape = {M1}, .seed = 201, .dist = BENCH_SYM}},
+        .build = build_argsort,
+    },
+    {
+        .name = "sort_f32_1M",
+        .what = "sort(x), x f32 [1M] in [-1, 1)",
+        .bytes = 2.0 * F32_BYTES * (double)M1,
+        .ninputs = 1,
+        .inputs =
+            {{.dtype = EMLX_FLOAT32, .ndim = 1, .shape = {M1}, .seed = 202, .dist = BENCH_SYM}},
+        .build = build_sort,
+    },
+    {
+        .name = "cumsum_f32_16M",
+        .what = "cumulative_sum(x, axis 0), x f32 [16M] in [-1, 1)",
+        .bytes = 2.0 * F32_BYTES * (double)M16,
+        .ninputs = 1,
+        .inputs =
+            {{.dtype = EMLX_FLOAT32, .ndim = 1, .shape = {M16}, .seed = 203, .dist = BENCH_SYM}},
+        .build = build_cumsum,
+    },
+    {
+        .name = "product_inner_f32_4096",
+        .what = "product(a, axis 1), a f32 [4096, 4096] in {-1, 0, 1}",
+        .bytes = F32_BYTES * (double)(N4K * N4K),
+        .ninputs = 1,
+        .inputs = {SQ_TRI(204)},
+        .build = build_prod_inner,
+    },
+    {
+        .name = "product_outer_f32_4096",
+        .what = "product(a, axis 0), a f32 [4096, 4096] in {-1, 0, 1}",
+        .bytes = F32_BYTES * (double)(N4K * N4K),
+        .ninputs = 1,
+        .inputs = {SQ_TRI(205)},
+        .build = build_prod_outer,
+    },
+    {
+        .name = "min_inner_f32_4096",
+        .what = "min(a, axis 1), a f32 [4096, 4096] in [-1, 1)",
+        .bytes = F32_BYTES * (double)(N4K * N4K),
+        .ninputs = 1,
+        .inputs = {SQ_SYM(206)},
+        .build = build_min_inner,
+    },
+    {
+        .name = "min_outer_f32_4096",
+        .what = "min(a, axis 0), a f32 [4096, 4096] in [-1, 1)",
+        .bytes = F32_BYTES * (double)(N4K * N4K),
+        .ninputs = 1,
+        .inputs = {SQ_SYM(207)},
+        .build = build_min_outer,
+    },
+};
+
+int main(int argc, char **argv) {
+  return bench_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
+}
