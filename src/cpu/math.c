@@ -1,0 +1,333 @@
+/* math.c — the math family's CPU kernels: unary functions, binary
+ * arithmetic/comparison/logical/bitwise ops, where, clip and isclose.
+ *
+ * Each kernel checks what the constructor promised (dtypes, broadcastable
+ * shapes), gives the output a buffer (taking over a donatable input of the
+ * output's shape and dtype), builds broadcast strides and hands the loop of
+ * the ISA table (math_isa.h) to a strided iterator: iter.c's for one and two
+ * inputs, math_iter.c's for where/clip/isclose. */
+#include <string.h>
+
+#include "cpu.h"
+#include "kernels_math.h"
+#include "math_isa.h"
+#include "params_math.h"
+
+static int same_shape(const emlx_array *a, const emlx_array *b) {
+  if (a->ndim != b->ndim)
+    return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i])
+      return 0;
+  return 1;
+}
+
+static emlx_array *donor(emlx_array *in, const emlx_array *out) {
+  return in && in->dtype == out->dtype && same_shape(in, out) ? in : NULL;
+}
+
+/* Strides of a seen through the output's shape (NumPy broadcasting). */
+static int bcast_strides(const emlx_array *a, const emlx_array *out, int64_t *st) {
+  int off = out->ndim - a->ndim;
+  if (off < 0)
+    return EMLX_FAIL("cpu: input of rank %d does not broadcast to rank %d", a->ndim, out->ndim);
+  for (int i = 0; i < out->ndim; i++) {
+    int ai = i - off;
+    if (ai < 0 || a->shape[ai] == 1)
+      st[i] = 0;
+    else if (a->shape[ai] == out->shape[i])
+      st[i] = a->strides[ai];
+    else
+      return EMLX_FAIL("cpu: input dim %lld does not broadcast to %lld", (long long)a->shape[ai],
+                       (long long)out->shape[i]);
+  }
+  return 0;
+}
+
+static int node_mode(const emlx_node *node) {
+  if (node->params_size < sizeof(emlx_math_mode_params))
+    return 0;
+  const emlx_math_mode_params *p = (const emlx_math_mode_params *)emlx__params(node);
+  return p->mode;
+}
+
+static int unary_op(const emlx_node *node) {
+  switch (node->prim) {
+  case EMLX_PRIM_ABS:
+    return EMLX_MU_ABS;
+  case EMLX_PRIM_SIGN:
+    return EMLX_MU_SIGN;
+  case EMLX_PRIM_FLOOR:
+    return EMLX_MU_FLOOR;
+  case EMLX_PRIM_CEIL:
+    return EMLX_MU_CEIL;
+  case EMLX_PRIM_ROUND:
+    return node_mode(node) == EMLX_MATH_HALF_AWAY ? EMLX_MU_ROUND_AWAY : EMLX_MU_ROUND;
+  case EMLX_PRIM_CONJUGATE:
+    return EMLX_MU_CONJ;
+  case EMLX_PRIM_REAL:
+    return EMLX_MU_REAL;
+  case EMLX_PRIM_IMAG:
+    return EMLX_MU_IMAG;
+  case EMLX_PRIM_BITWISE_NOT:
+    return EMLX_MU_BNOT;
+  case EMLX_PRIM_SQRT:
+    return EMLX_MU_SQRT;
+  case EMLX_PRIM_RSQRT:
+    return EMLX_MU_RSQRT;
+  case EMLX_PRIM_LOG:
+    return EMLX_MU_LOG;
+  case EMLX_PRIM_LOG1P:
+    return EMLX_MU_LOG1P;
+  case EMLX_PRIM_EXPM1:
+    return EMLX_MU_EXPM1;
+  case EMLX_PRIM_SIN:
+    return EMLX_MU_SIN;
+  case EMLX_PRIM_COS:
+    return EMLX_MU_COS;
+  case EMLX_PRIM_TAN:
+    return EMLX_MU_TAN;
+  case EMLX_PRIM_ASIN:
+    return EMLX_MU_ASIN;
+  case EMLX_PRIM_ACOS:
+    return EMLX_MU_ACOS;
+  case EMLX_PRIM_ATAN:
+    return EMLX_MU_ATAN;
+  case EMLX_PRIM_SINH:
+    return EMLX_MU_SINH;
+  case EMLX_PRIM_COSH:
+    return EMLX_MU_COSH;
+  case EMLX_PRIM_TANH:
+    return EMLX_MU_TANH;
+  case EMLX_PRIM_ASINH:
+    return EMLX_MU_ASINH;
+  case EMLX_PRIM_ACOSH:
+    return EMLX_MU_ACOSH;
+  case EMLX_PRIM_ATANH:
+    return EMLX_MU_ATANH;
+  case EMLX_PRIM_ERF:
+    return EMLX_MU_ERF;
+  case EMLX_PRIM_ERF_INV:
+    return EMLX_MU_ERF_INV;
+  case EMLX_PRIM_SIGMOID:
+    return EMLX_MU_SIGMOID;
+  case EMLX_PRIM_IS_NAN:
+    return EMLX_MU_ISNAN;
+  case EMLX_PRIM_IS_INF:
+    return EMLX_MU_ISINF;
+  case EMLX_PRIM_LOGICAL_NOT:
+    return EMLX_MU_LNOT;
+  default:
+    return -1;
+  }
+}
+
+/* The dtype a unary entry writes for input dtype di (see math_isa.h). */
+static emlx_dtype unary_out_dtype(int op, emlx_dtype di) {
+  if (op == EMLX_MU_ISNAN || op == EMLX_MU_ISINF)
+    return EMLX_BOOL;
+  if (di == EMLX_COMPLEX64 && (op == EMLX_MU_ABS || op == EMLX_MU_REAL || op == EMLX_MU_IMAG))
+    return EMLX_FLOAT32;
+  return di;
+}
+
+/* Cheap loops split in big chunks; transcendental and complex ones in
+ * smaller ones, so both threads get work on mid-sized arrays. */
+static int64_t unary_grain(int op, emlx_dtype dt) {
+  if (dt == EMLX_COMPLEX64)
+    return 1024;
+  if (op >= EMLX_MU_SQRT && op <= EMLX_MU_SIGMOID)
+    return op == EMLX_MU_ERF_INV ? 2048 : 8192;
+  return EMLX_CPU_GRAIN;
+}
+
+int emlx_cpu_math_unary(const emlx_node *node, emlx_array *const *inputs,
+                        emlx_array *const *outputs) {
+  emlx_array *in = inputs[0], *out = outputs[0];
+  if (!out)
+    return 0;
+  int op = unary_op(node);
+  emlx_dtype di = in->dtype;
+  if (op < 0 || !emlx_dtype_is_valid(di))
+    return EMLX_FAIL("cpu: %s is not a math unary kernel", emlx_prim_table[node->prim].name);
+  emlx_cpu_unary_loop fn = emlx_cpu_math_get()->un[op][di];
+  if (!fn || unary_out_dtype(op, di) != out->dtype)
+    return EMLX_FAIL("cpu: %s is not supported from %s to %s", emlx_prim_table[node->prim].name,
+                     emlx_dtype_name(di), emlx_dtype_name(out->dtype));
+  int64_t st[EMLX_MAX_NDIM];
+  if (bcast_strides(in, out, st) != 0)
+    return -1;
+  const char *src = (const char *)emlx__data(in); /* before donation moves the buffer */
+  if (emlx__array_alloc_data_donate(out, donor(in, out)) != 0)
+    return -1;
+  if (out->size == 0)
+    return 0;
+  const int64_t *sts[1] = {st};
+  emlx_cpu_iter it;
+  emlx_cpu_iter_init(&it, out->ndim, out->shape, 1, sts);
+  it.in[0] = src;
+  it.in_esize[0] = emlx_dtype_size(di);
+  it.out = (char *)emlx__data(out);
+  it.out_esize = emlx_dtype_size(out->dtype);
+  emlx_cpu_iter_run_unary(&it, fn, unary_grain(op, di));
+  return 0;
+}
+
+/* The table entry of a binary prim; *swap when it runs with the inputs
+ * exchanged (less = greater swapped). */
+static int binary_op(const emlx_node *node, int *swap) {
+  *swap = 0;
+  int trunc = node_mode(node) == EMLX_MATH_TRUNC;
+  switch (node->prim) {
+  case EMLX_PRIM_QUOTIENT:
+    return trunc ? EMLX_MB_QUOT_TRUNC : EMLX_MB_QUOT_FLOOR;
+  case EMLX_PRIM_REMAINDER:
+    return trunc ? EMLX_MB_REM_TRUNC : EMLX_MB_REM_FLOOR;
+  case EMLX_PRIM_POW:
+    return EMLX_MB_POW;
+  case EMLX_PRIM_ATAN2:
+    return EMLX_MB_ATAN2;
+  case EMLX_PRIM_MAXIMUM:
+    return EMLX_MB_MAX;
+  case EMLX_PRIM_MINIMUM:
+    return EMLX_MB_MIN;
+  case EMLX_PRIM_EQUAL:
+    return EMLX_MB_EQ;
+  case EMLX_PRIM_NOT_EQUAL:
+    return EMLX_MB_NE;
+  case EMLX_PRIM_GREATER:
+    return EMLX_MB_GT;
+  case EMLX_PRIM_GREATER_EQUAL:
+    return EMLX_MB_GE;
+  case EMLX_PRIM_LESS:
+    *swap = 1;
+    return EMLX_MB_GT;
+  case EMLX_PRIM_LESS_EQUAL:
+    *swap = 1;
+    return EMLX_MB_GE;
+  case EMLX_PRIM_LOGICAL_AND:
+    return EMLX_MB_LAND;
+  case EMLX_PRIM_LOGICAL_OR:
+    return EMLX_MB_LOR;
+  case EMLX_PRIM_LOGICAL_XOR:
+    return EMLX_MB_LXOR;
+  case EMLX_PRIM_BITWISE_AND:
+    return EMLX_MB_BAND;
+  case EMLX_PRIM_BITWISE_OR:
+    return EMLX_MB_BOR;
+  case EMLX_PRIM_BITWISE_XOR:
+    return EMLX_MB_BXOR;
+  case EMLX_PRIM_LEFT_SHIFT:
+    return EMLX_MB_SHL;
+  case EMLX_PRIM_RIGHT_SHIFT:
+    return EMLX_MB_SHR;
+  default:
+    return -1;
+  }
+}
+
+static int is_comparison(int op) { return op >= EMLX_MB_EQ && op <= EMLX_MB_LXOR; }
+
+int emlx_cpu_math_binary(const emlx_node *node, emlx_array *const *inputs,
+                         emlx_array *const *outputs) {
+  emlx_array *out = outputs[0];
+  if (!out)
+    return 0;
+  int swap, op = binary_op(node, &swap);
+  emlx_array *a = inputs[swap], *b = inputs[1 - swap];
+  emlx_dtype dt = a->dtype;
+  if (op < 0 || !emlx_dtype_is_valid(dt) || b->dtype != dt)
+    return EMLX_FAIL("cpu: %s expects two inputs of one dtype (got %s, %s)",
+                     emlx_prim_table[node->prim].name, emlx_dtype_name(a->dtype),
+                     emlx_dtype_name(b->dtype));
+  emlx_cpu_binary_loop fn = emlx_cpu_math_get()->bin[op][dt];
+  emlx_dtype want = is_comparison(op) ? EMLX_BOOL : dt;
+  if (!fn || out->dtype != want)
+    return EMLX_FAIL("cpu: %s is not supported for %s", emlx_prim_table[node->prim].name,
+                     emlx_dtype_name(dt));
+  int64_t sa[EMLX_MAX_NDIM], sb[EMLX_MAX_NDIM];
+  if (bcast_strides(a, out, sa) != 0 || bcast_strides(b, out, sb) != 0)
+    return -1;
+  const char *pa = (const char *)emlx__data(a), *pb = (const char *)emlx__data(b);
+  emlx_array *give = donor(a, out);
+  if (!give)
+    give = donor(b, out);
+  if (emlx__array_alloc_data_donate(out, give) != 0)
+    return -1;
+  if (out->size == 0)
+    return 0;
+  const int64_t *sts[2] = {sa, sb};
+  emlx_cpu_iter it;
+  emlx_cpu_iter_init(&it, out->ndim, out->shape, 2, sts);
+  it.in[0] = pa;
+  it.in[1] = pb;
+  it.in_esize[0] = it.in_esize[1] = emlx_dtype_size(dt);
+  it.out = (char *)emlx__data(out);
+  it.out_esize = emlx_dtype_size(out->dtype);
+  int64_t grain = EMLX_CPU_GRAIN;
+  if (dt == EMLX_COMPLEX64 || op == EMLX_MB_POW || op == EMLX_MB_ATAN2)
+    grain = dt == EMLX_COMPLEX64 ? 1024 : 8192;
+  emlx_cpu_iter_run_binary(&it, fn, grain);
+  return 0;
+}
+
+/* WHERE (cond, x, y), CLIP (a, lo, hi), ISCLOSE (a, b). */
+int emlx_cpu_math_nary(const emlx_node *node, emlx_array *const *inputs,
+                       emlx_array *const *outputs) {
+  emlx_array *out = outputs[0];
+  if (!out)
+    return 0;
+  const emlx_cpu_math_table *t = emlx_cpu_math_get();
+  int nin = node->ninputs;
+  emlx_math_nary_loop fn = NULL;
+  const void *ctx = NULL;
+  emlx_dtype dt = inputs[nin - 1]->dtype; /* the dtype of the values */
+  int ok = emlx_dtype_is_valid(dt);
+  switch (node->prim) {
+  case EMLX_PRIM_WHERE:
+    ok = ok && nin == 3 && inputs[0]->dtype == EMLX_BOOL && inputs[1]->dtype == dt &&
+         out->dtype == dt;
+    fn = ok ? t->where[dt] : NULL;
+    break;
+  case EMLX_PRIM_CLIP:
+    ok = ok && nin == 3 && inputs[0]->dtype == dt && inputs[1]->dtype == dt && out->dtype == dt;
+    fn = ok ? t->clip[dt] : NULL;
+    break;
+  case EMLX_PRIM_ISCLOSE:
+    ok = ok && nin == 2 && inputs[0]->dtype == dt && out->dtype == EMLX_BOOL &&
+         node->params_size == sizeof(emlx_isclose_params);
+    fn = ok ? t->isclose[dt] : NULL;
+    ctx = emlx__params(node);
+    break;
+  default:
+    break;
+  }
+  if (!fn)
+    return EMLX_FAIL("cpu: %s is not supported for these dtypes", emlx_prim_table[node->prim].name);
+  int64_t st[3][EMLX_MAX_NDIM];
+  const int64_t *sts[3];
+  const char *src[3];
+  emlx_array *give = NULL;
+  for (int k = 0; k < nin; k++) {
+    if (bcast_strides(inputs[k], out, st[k]) != 0)
+      return -1;
+    sts[k] = st[k];
+    src[k] = (const char *)emlx__data(inputs[k]);
+    if (!give && (node->prim != EMLX_PRIM_WHERE || k > 0))
+      give = donor(inputs[k], out);
+  }
+  if (emlx__array_alloc_data_donate(out, give) != 0)
+    return -1;
+  if (out->size == 0)
+    return 0;
+  emlx_math_iter it;
+  emlx_math_iter_init(&it, out->ndim, out->shape, nin, sts);
+  for (int k = 0; k < nin; k++) {
+    it.in[k] = src[k];
+    it.in_esize[k] = emlx_dtype_size(inputs[k]->dtype);
+  }
+  it.out = (char *)emlx__data(out);
+  it.out_esize = emlx_dtype_size(out->dtype);
+  emlx_math_iter_run(&it, fn, ctx, node->prim == EMLX_PRIM_ISCLOSE ? 8192 : EMLX_CPU_GRAIN);
+  return 0;
+}

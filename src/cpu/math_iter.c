@@ -1,0 +1,102 @@
+/* math_iter.c — walking up to three strided inputs over a row-major output
+ * for the math family's n-ary loops (where, clip, isclose).
+ *
+ * The same scheme as iter.c (which serves one and two inputs with loops
+ * that take no context): init drops size-1 dims and merges neighbours that
+ * are contiguous in every operand; run splits the flat output range over
+ * the pool, each chunk rebuilds its multi-index once and calls the 1-D loop
+ * on runs of the innermost dim. */
+#include "cpu.h"
+#include "math_isa.h"
+
+void emlx_math_iter_init(emlx_math_iter *it, int ndim, const int64_t *shape, int nin,
+                         const int64_t *const *strides) {
+  it->nin = nin;
+  it->size = 1;
+  int d = 0;
+  for (int i = 0; i < ndim; i++) {
+    it->size *= shape[i];
+    if (shape[i] == 1)
+      continue;
+    if (d > 0) {
+      int ok = 1;
+      for (int k = 0; k < nin; k++)
+        ok &= strides[k][i] * shape[i] == it->stride[k][d - 1];
+      if (ok) {
+        it->shape[d - 1] *= shape[i];
+        for (int k = 0; k < nin; k++)
+          it->stride[k][d - 1] = strides[k][i];
+        continue;
+      }
+    }
+    it->shape[d] = shape[i];
+    for (int k = 0; k < nin; k++)
+      it->stride[k][d] = strides[k][i];
+    d++;
+  }
+  if (d == 0) {
+    it->shape[0] = 1;
+    for (int k = 0; k < 3; k++)
+      it->stride[k][0] = 0;
+    d = 1;
+  }
+  it->ndim = d;
+}
+
+typedef struct math_job {
+  const emlx_math_iter *it;
+  emlx_math_nary_loop fn;
+  const void *ctx;
+} math_job;
+
+static void math_range(void *ctx, int64_t begin, int64_t end) {
+  const math_job *job = (const math_job *)ctx;
+  const emlx_math_iter *it = job->it;
+  int last = it->ndim - 1, nin = it->nin;
+  int64_t inner_n = it->shape[last];
+  int64_t idx[EMLX_MAX_NDIM];
+  int64_t base[3] = {0, 0, 0};
+  int64_t rem = begin / inner_n, inner = begin % inner_n;
+  for (int k = last - 1; k >= 0; k--) {
+    idx[k] = rem % it->shape[k];
+    rem /= it->shape[k];
+    for (int j = 0; j < nin; j++)
+      base[j] += idx[k] * it->stride[j][k];
+  }
+  int64_t s[3] = {it->stride[0][last], it->stride[1][last], it->stride[2][last]};
+  int64_t pos = begin;
+  while (pos < end) {
+    int64_t len = inner_n - inner < end - pos ? inner_n - inner : end - pos;
+    const void *ptr[3] = {NULL, NULL, NULL};
+    for (int j = 0; j < nin; j++)
+      ptr[j] = it->in[j] + (base[j] + inner * s[j]) * (int64_t)it->in_esize[j];
+    job->fn(ptr, s, it->out + pos * (int64_t)it->out_esize, len, job->ctx);
+    pos += len;
+    inner = 0;
+    if (pos >= end)
+      break;
+    for (int k = last - 1; k >= 0; k--) {
+      idx[k]++;
+      for (int j = 0; j < nin; j++)
+        base[j] += it->stride[j][k];
+      if (idx[k] < it->shape[k])
+        break;
+      for (int j = 0; j < nin; j++)
+        base[j] -= it->stride[j][k] * it->shape[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+void emlx_math_iter_run(const emlx_math_iter *it, emlx_math_nary_loop fn, const void *ctx,
+                        int64_t grain) {
+  if (it->size <= 0)
+    return;
+  math_job job = {it, fn, ctx};
+  if (grain < 1)
+    grain = 1;
+  if (it->size <= grain)
+    math_range(&job, 0, it->size);
+  else
+    emlx__parallel_for(it->size, grain, math_range, &job);
+}

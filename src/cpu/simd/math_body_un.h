@@ -1,0 +1,181 @@
+/* math_body_un.h — the unary loops of the math family (part of
+ * math_body.h; see there). Defines MU_TABLE_ROWS for the table. */
+
+/* ---- float tile functions from expressions ------------------------------------ */
+MB_TILE_EXPR(t_abs_f32, float, fabsf(x))
+MB_TILE_EXPR(t_abs_f64, double, fabs(x))
+/* sign keeps +-0 and NaN (x itself). */
+MB_TILE_EXPR(t_sign_f32, float, x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x))
+MB_TILE_EXPR(t_sign_f64, double, x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : x))
+MB_TILE_EXPR(t_floor_f32, float, floorf(x))
+MB_TILE_EXPR(t_floor_f64, double, floor(x))
+MB_TILE_EXPR(t_ceil_f32, float, ceilf(x))
+MB_TILE_EXPR(t_ceil_f64, double, ceil(x))
+/* rint rounds ties to even in the default rounding mode, which the engine
+ * never changes. */
+MB_TILE_EXPR(t_round_f32, float, rintf(x))
+MB_TILE_EXPR(t_round_f64, double, rint(x))
+/* Ties away: trunc, then step away from zero when the dropped part is >=
+ * 1/2 (x - trunc(x) is exact). */
+MB_TILE_EXPR(t_rounda_f32, float,
+             fabsf(x - truncf(x)) >= 0.5f ? truncf(x) + copysignf(1.0f, x) : truncf(x))
+MB_TILE_EXPR(t_rounda_f64, double,
+             fabs(x - trunc(x)) >= 0.5 ? trunc(x) + copysign(1.0, x) : trunc(x))
+
+static void t_rsqrt_f32(const float *in, float *out, int64_t n) {
+  mv_sqrt_f32(in, out, n);
+  for (int64_t i = 0; i < n; i++)
+    out[i] = 1.0f / out[i];
+}
+static void t_rsqrt_f64(const double *in, double *out, int64_t n) {
+  mv_sqrt_f64(in, out, n);
+  for (int64_t i = 0; i < n; i++)
+    out[i] = 1.0 / out[i];
+}
+/* f64 sigmoid with SLEEF's exp, tails as in mf_sigmoidf. */
+static void t_sigmoid_f64(const double *in, double *out, int64_t n) {
+  double e[MF_TILE];
+  for (int64_t i0 = 0; i0 < n; i0 += MF_TILE) {
+    int64_t len = bd_min64(MF_TILE, n - i0);
+    for (int64_t i = 0; i < len; i++)
+      e[i] = -fabs(in[i0 + i]);
+    mv_exp_f64(e, e, len);
+    for (int64_t i = 0; i < len; i++) {
+      double x = in[i0 + i], d = 1.0 / (1.0 + e[i]);
+      out[i0 + i] = x >= 0.0 ? d : (x < 0.0 ? e[i] * d : x);
+    }
+  }
+}
+/* f32 erf_inv through f64 (see math_fn.h). */
+static void t_erfinv_f32(const float *in, float *out, int64_t n) {
+  double t[MF_TILE];
+  for (int64_t i0 = 0; i0 < n; i0 += MF_TILE) {
+    int64_t len = bd_min64(MF_TILE, n - i0);
+    for (int64_t i = 0; i < len; i++)
+      t[i] = (double)in[i0 + i];
+    mf_erfinv_tile_f64(t, t, len);
+    for (int64_t i = 0; i < len; i++)
+      out[i0 + i] = (float)t[i];
+  }
+}
+
+MB_UN_FLOAT(u_abs, t_abs_f32, t_abs_f64)
+MB_UN_FLOAT(u_sign, t_sign_f32, t_sign_f64)
+MB_UN_FLOAT(u_floor, t_floor_f32, t_floor_f64)
+MB_UN_FLOAT(u_ceil, t_ceil_f32, t_ceil_f64)
+MB_UN_FLOAT(u_round, t_round_f32, t_round_f64)
+MB_UN_FLOAT(u_rounda, t_rounda_f32, t_rounda_f64)
+MB_UN_FLOAT(u_sqrt, mv_sqrt_f32, mv_sqrt_f64)
+MB_UN_FLOAT(u_rsqrt, t_rsqrt_f32, t_rsqrt_f64)
+MB_UN_FLOAT(u_log, mv_log_f32, mv_log_f64)
+MB_UN_FLOAT(u_log1p, mv_log1p_f32, mv_log1p_f64)
+MB_UN_FLOAT(u_expm1, mv_expm1_f32, mv_expm1_f64)
+MB_UN_FLOAT(u_sin, mv_sin_f32, mv_sin_f64)
+MB_UN_FLOAT(u_cos, mv_cos_f32, mv_cos_f64)
+MB_UN_FLOAT(u_tan, mv_tan_f32, mv_tan_f64)
+MB_UN_FLOAT(u_asin, mv_asin_f32, mv_asin_f64)
+MB_UN_FLOAT(u_acos, mv_acos_f32, mv_acos_f64)
+MB_UN_FLOAT(u_atan, mv_atan_f32, mv_atan_f64)
+MB_UN_FLOAT(u_sinh, mv_sinh_f32, mv_sinh_f64)
+MB_UN_FLOAT(u_cosh, mv_cosh_f32, mv_cosh_f64)
+#ifdef MV_HAS_TANH_F32
+MB_UN_FLOAT(u_tanh, mv_tanh_fast_f32, mv_tanh_f64)
+#else
+MB_UN_FLOAT(u_tanh, mf_tanh_tile_f32, mv_tanh_f64)
+#endif
+MB_UN_FLOAT(u_asinh, mv_asinh_f32, mv_asinh_f64)
+MB_UN_FLOAT(u_acosh, mv_acosh_f32, mv_acosh_f64)
+MB_UN_FLOAT(u_atanh, mv_atanh_f32, mv_atanh_f64)
+MB_UN_FLOAT(u_erf, mv_erf_f32, mv_erf_f64)
+MB_UN_FLOAT(u_erfinv, t_erfinv_f32, mf_erfinv_tile_f64)
+MB_UN_FLOAT(u_sigmoid, mf_sigmoid_tile_f32, t_sigmoid_f64)
+
+/* ---- integers ------------------------------------------------------------------- */
+#define MU_SINT_GEN(SUF, T, UT, BITS)                                                              \
+  MB_UN(u_abs_##SUF, T, T, (T)(x < 0 ? (UT)(0u - (UT)x) : (UT)x))                                  \
+  MB_UN(u_sign_##SUF, T, T, (T)((x > 0) - (x < 0)))                                                \
+  MB_UN(u_bnot_##SUF, T, T, (T)(UT) ~(UT)x)
+#define MU_UINT_GEN(SUF, T, UT, BITS)                                                              \
+  MB_UN(u_sign_##SUF, T, T, (T)(x != 0))                                                           \
+  MB_UN(u_bnot_##SUF, T, T, (T)~x)
+MB_FOR_SINTS(MU_SINT_GEN)
+MB_FOR_UINTS(MU_UINT_GEN)
+MB_UN(u_bnot_b, uint8_t, uint8_t, (uint8_t)(x == 0))
+MB_UN(u_lnot_b, uint8_t, uint8_t, (uint8_t)(x == 0))
+
+/* ---- predicates on floats (bool out) --------------------------------------------- */
+MB_UN(u_isnan_f32, float, uint8_t, (uint8_t)(x != x))
+MB_UN(u_isnan_f64, double, uint8_t, (uint8_t)(x != x))
+MB_UN(u_isnan_f16, uint16_t, uint8_t, (uint8_t)((x & 0x7FFFu) > 0x7C00u))
+MB_UN(u_isnan_bf16, uint16_t, uint8_t, (uint8_t)((x & 0x7FFFu) > 0x7F80u))
+MB_UN(u_isnan_c64, emlx_c64, uint8_t, (uint8_t)mc_isnan(x))
+MB_UN(u_isinf_f32, float, uint8_t, (uint8_t)(fabsf(x) == (float)INFINITY))
+MB_UN(u_isinf_f64, double, uint8_t, (uint8_t)(fabs(x) == (double)INFINITY))
+MB_UN(u_isinf_f16, uint16_t, uint8_t, (uint8_t)((x & 0x7FFFu) == 0x7C00u))
+MB_UN(u_isinf_bf16, uint16_t, uint8_t, (uint8_t)((x & 0x7FFFu) == 0x7F80u))
+MB_UN(u_isinf_c64, emlx_c64, uint8_t,
+      (uint8_t)(fabsf(x.re) == (float)INFINITY || fabsf(x.im) == (float)INFINITY))
+
+/* ---- complex64 ------------------------------------------------------------------- */
+static inline emlx_c64 mc_sign(emlx_c64 x) {
+  if (x.re == 0.0f && x.im == 0.0f)
+    return x;
+  double m = hypot((double)x.re, (double)x.im);
+  emlx_c64 r = {(float)((double)x.re / m), (float)((double)x.im / m)};
+  return r;
+}
+static inline emlx_c64 mc_round(emlx_c64 x) {
+  emlx_c64 r = {rintf(x.re), rintf(x.im)};
+  return r;
+}
+static inline emlx_c64 mc_conj(emlx_c64 x) {
+  emlx_c64 r = {x.re, -x.im};
+  return r;
+}
+MB_UN(u_abs_c64, emlx_c64, float, (float)hypot((double)x.re, (double)x.im))
+MB_UN(u_sign_c64, emlx_c64, emlx_c64, mc_sign(x))
+MB_UN(u_round_c64, emlx_c64, emlx_c64, mc_round(x))
+MB_UN(u_conj_c64, emlx_c64, emlx_c64, mc_conj(x))
+MB_UN(u_real_c64, emlx_c64, float, x.re)
+MB_UN(u_imag_c64, emlx_c64, float, x.im)
+#define MU_C64(NAME, EXPR) MB_UN(NAME##_c64, emlx_c64, emlx_c64, mc_of(EXPR))
+MU_C64(u_sqrt, csqrt(mc_wide(x)))
+MU_C64(u_rsqrt, 1.0 / csqrt(mc_wide(x)))
+MU_C64(u_log, clog(mc_wide(x)))
+MU_C64(u_log1p, clog(1.0 + mc_wide(x)))
+MU_C64(u_sin, csin(mc_wide(x)))
+MU_C64(u_cos, ccos(mc_wide(x)))
+MU_C64(u_tan, ctan(mc_wide(x)))
+MU_C64(u_asin, casin(mc_wide(x)))
+MU_C64(u_acos, cacos(mc_wide(x)))
+MU_C64(u_atan, catan(mc_wide(x)))
+MU_C64(u_sinh, csinh(mc_wide(x)))
+MU_C64(u_cosh, ccosh(mc_wide(x)))
+MU_C64(u_tanh, ctanh(mc_wide(x)))
+MU_C64(u_asinh, casinh(mc_wide(x)))
+MU_C64(u_acosh, cacosh(mc_wide(x)))
+MU_C64(u_atanh, catanh(mc_wide(x)))
+
+#define MU_FC(OP) MB_FLOATS(OP), [EMLX_COMPLEX64] = OP##_c64
+#define MU_TABLE_ROWS                                                                              \
+  {                                                                                                \
+    [EMLX_MU_ABS] = {MB_SINTS(u_abs), MU_FC(u_abs)},                                               \
+    [EMLX_MU_SIGN] = {MB_INTS(u_sign), MU_FC(u_sign)}, [EMLX_MU_FLOOR] = {MB_FLOATS(u_floor)},     \
+    [EMLX_MU_CEIL] = {MB_FLOATS(u_ceil)}, [EMLX_MU_ROUND] = {MU_FC(u_round)},                      \
+    [EMLX_MU_ROUND_AWAY] = {MB_FLOATS(u_rounda)},                                                  \
+    [EMLX_MU_CONJ] = {[EMLX_COMPLEX64] = u_conj_c64},                                              \
+    [EMLX_MU_REAL] = {[EMLX_COMPLEX64] = u_real_c64},                                              \
+    [EMLX_MU_IMAG] = {[EMLX_COMPLEX64] = u_imag_c64},                                              \
+    [EMLX_MU_BNOT] = {MB_INTS(u_bnot), [EMLX_BOOL] = u_bnot_b}, [EMLX_MU_SQRT] = {MU_FC(u_sqrt)},  \
+    [EMLX_MU_RSQRT] = {MU_FC(u_rsqrt)}, [EMLX_MU_LOG] = {MU_FC(u_log)},                            \
+    [EMLX_MU_LOG1P] = {MU_FC(u_log1p)}, [EMLX_MU_EXPM1] = {MB_FLOATS(u_expm1)},                    \
+    [EMLX_MU_SIN] = {MU_FC(u_sin)}, [EMLX_MU_COS] = {MU_FC(u_cos)},                                \
+    [EMLX_MU_TAN] = {MU_FC(u_tan)}, [EMLX_MU_ASIN] = {MU_FC(u_asin)},                              \
+    [EMLX_MU_ACOS] = {MU_FC(u_acos)}, [EMLX_MU_ATAN] = {MU_FC(u_atan)},                            \
+    [EMLX_MU_SINH] = {MU_FC(u_sinh)}, [EMLX_MU_COSH] = {MU_FC(u_cosh)},                            \
+    [EMLX_MU_TANH] = {MU_FC(u_tanh)}, [EMLX_MU_ASINH] = {MU_FC(u_asinh)},                          \
+    [EMLX_MU_ACOSH] = {MU_FC(u_acosh)}, [EMLX_MU_ATANH] = {MU_FC(u_atanh)},                        \
+    [EMLX_MU_ERF] = {MB_FLOATS(u_erf)}, [EMLX_MU_ERF_INV] = {MB_FLOATS(u_erfinv)},                 \
+    [EMLX_MU_SIGMOID] = {MB_FLOATS(u_sigmoid)}, [EMLX_MU_ISNAN] = {MU_FC(u_isnan)},                \
+    [EMLX_MU_ISINF] = {MU_FC(u_isinf)}, [EMLX_MU_LNOT] = {[EMLX_BOOL] = u_lnot_b},                 \
+  }
