@@ -73,6 +73,7 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_RIGHT_SHIFT] = {"right_shift", 2, EMLX_CLASS_BINARY},
     [EMLX_PRIM_WHERE] = {"where", 3, EMLX_CLASS_TERNARY},
     [EMLX_PRIM_CLIP] = {"clip", 3, EMLX_CLASS_TERNARY},
+    [EMLX_PRIM_ISCLOSE] = {"isclose", 2, EMLX_CLASS_BINARY},
     [EMLX_PRIM_PRODUCT] = {"product", 1, EMLX_CLASS_REDUCE},
     [EMLX_PRIM_MIN] = {"min", 1, EMLX_CLASS_REDUCE},
     [EMLX_PRIM_ALL] = {"all", 1, EMLX_CLASS_REDUCE},
@@ -106,6 +107,7 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_SOLVE_TRIANGULAR] = {"linalg_solve_triangular", 2, EMLX_CLASS_OTHER},
     [EMLX_PRIM_SVD] = {"linalg_svd", 1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_TRI_INV] = {"tri_inv", 1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_PINV] = {"linalg_pinv", 1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_FFT] = {"fft", 1, EMLX_CLASS_OTHER},
 };
 

@@ -89,6 +89,7 @@ typedef enum emlx_prim {
   EMLX_PRIM_RIGHT_SHIFT,
   EMLX_PRIM_WHERE,
   EMLX_PRIM_CLIP,
+  EMLX_PRIM_ISCLOSE,
 
   /* ---- reduction, scan and sort family (include/emlx/reduce.h) ---- */
   EMLX_PRIM_PRODUCT,
@@ -132,6 +133,7 @@ typedef enum emlx_prim {
   EMLX_PRIM_SOLVE_TRIANGULAR,
   EMLX_PRIM_SVD,
   EMLX_PRIM_TRI_INV,
+  EMLX_PRIM_PINV,
 
   /* ---- FFT family (include/emlx/fft.h) ---- */
   EMLX_PRIM_FFT,
