@@ -1,0 +1,202 @@
+/* nif_rows.h — every function of the NIF, one row each.
+ *
+ *   X(c_name, "erlang_name", "signature", flags, handler)
+ *
+ * The signature has one letter per argument (so its length is the arity);
+ * the dispatcher decodes and validates each argument from its letter before
+ * the handler runs (nif_decode.c has the full list):
+ *
+ *   t tensor {device, ref}          o tensor or nil        T list of tensors
+ *   r tensor that may have been deallocated (only deallocate/1 takes one)
+ *   s shape (tuple/list, >= 0)      R shape with one -1    n list of int64
+ *   a axes (list of ints)           A axes or nil (all)    i int64
+ *   u int64 >= 0                    U uint64               f finite number
+ *   x scalar (int, float, :nan, :infinity, :neg_infinity, {re, im}, boolean)
+ *   b boolean                       y dtype                Y dtype or boolean
+ *   d device atom                   B binary               S short string
+ *   q command queue                 k reference (the reply tag of a job)
+ *
+ * Adding a function is one row here plus its handler; lib/emlx/nif.ex reads
+ * this file at compile time to define the Erlang stubs, so the two cannot
+ * drift. Rows whose signature ends in "qk" compute: they submit a job to the
+ * queue and the result arrives as {ref, {:ok, value} | {:error, message}}. */
+#ifndef EMLX_NIF_ROWS_H
+#define EMLX_NIF_ROWS_H
+
+#define EMLX_NIF_ROWS(X)                                                                           \
+  /* ---- creation ---------------------------------------------------------- */                   \
+  X(from_blob, "from_blob", "Bsyd", 0, h_from_blob)                                                \
+  X(scalar_tensor, "scalar_tensor", "xyd", 0, h_scalar_tensor)                                     \
+  X(full, "full", "xsyd", 0, h_full)                                                               \
+  X(ones, "ones", "syd", 0, h_ones)                                                                \
+  X(arange, "arange", "fffYd", 0, h_arange)                                                        \
+  X(eye, "eye", "uuyd", 0, h_eye)                                                                  \
+  /* ---- elementwise ------------------------------------------------------- */                   \
+  X(add, "add", "tt", 0, h_add)                                                                    \
+  X(subtract, "subtract", "tt", 0, h_subtract)                                                     \
+  X(multiply, "multiply", "tt", 0, h_multiply)                                                     \
+  X(divide, "divide", "tt", 0, h_divide)                                                           \
+  X(negate, "negate", "t", 0, h_negate)                                                            \
+  X(exp, "exp", "t", 0, h_exp)                                                                     \
+  X(astype, "astype", "ty", 0, h_astype)                                                           \
+  /* ---- math family (nif_math.c) ---------------------------------------- */                     \
+  X(abs, "abs", "t", 0, h_abs)                                                                     \
+  X(acos, "acos", "t", 0, h_acos)                                                                  \
+  X(acosh, "acosh", "t", 0, h_acosh)                                                               \
+  X(asin, "asin", "t", 0, h_asin)                                                                  \
+  X(asinh, "asinh", "t", 0, h_asinh)                                                               \
+  X(atan, "atan", "t", 0, h_atan)                                                                  \
+  X(atanh, "atanh", "t", 0, h_atanh)                                                               \
+  X(bitwise_not, "bitwise_not", "t", 0, h_bitwise_not)                                             \
+  X(ceil, "ceil", "t", 0, h_ceil)                                                                  \
+  X(conjugate, "conjugate", "t", 0, h_conjugate)                                                   \
+  X(cos, "cos", "t", 0, h_cos)                                                                     \
+  X(cosh, "cosh", "t", 0, h_cosh)                                                                  \
+  X(erf, "erf", "t", 0, h_erf)                                                                     \
+  X(erf_inv, "erf_inv", "t", 0, h_erf_inv)                                                         \
+  X(expm1, "expm1", "t", 0, h_expm1)                                                               \
+  X(floor, "floor", "t", 0, h_floor)                                                               \
+  X(imag, "imag", "t", 0, h_imag)                                                                  \
+  X(is_infinity, "is_infinity", "t", 0, h_is_infinity)                                             \
+  X(is_nan, "is_nan", "t", 0, h_is_nan)                                                            \
+  X(log, "log", "t", 0, h_log)                                                                     \
+  X(log1p, "log1p", "t", 0, h_log1p)                                                               \
+  X(logical_not, "logical_not", "t", 0, h_logical_not)                                             \
+  X(real, "real", "t", 0, h_real)                                                                  \
+  X(round, "round", "t", 0, h_round)                                                               \
+  X(round_half_away, "round_half_away", "t", 0, h_round_half_away)                                 \
+  X(rsqrt, "rsqrt", "t", 0, h_rsqrt)                                                               \
+  X(sigmoid, "sigmoid", "t", 0, h_sigmoid)                                                         \
+  X(sign, "sign", "t", 0, h_sign)                                                                  \
+  X(sin, "sin", "t", 0, h_sin)                                                                     \
+  X(sinh, "sinh", "t", 0, h_sinh)                                                                  \
+  X(sqrt, "sqrt", "t", 0, h_sqrt)                                                                  \
+  X(tan, "tan", "t", 0, h_tan)                                                                     \
+  X(tanh, "tanh", "t", 0, h_tanh)                                                                  \
+  X(quotient, "quotient", "tt", 0, h_quotient)                                                     \
+  X(floor_divide, "floor_divide", "tt", 0, h_floor_divide)                                         \
+  X(remainder, "remainder", "tt", 0, h_remainder)                                                  \
+  X(remainder_trunc, "remainder_trunc", "tt", 0, h_remainder_trunc)                                \
+  X(pow, "pow", "tt", 0, h_pow)                                                                    \
+  X(atan2, "atan2", "tt", 0, h_atan2)                                                              \
+  X(maximum, "maximum", "tt", 0, h_maximum)                                                        \
+  X(minimum, "minimum", "tt", 0, h_minimum)                                                        \
+  X(equal, "equal", "tt", 0, h_equal)                                                              \
+  X(not_equal, "not_equal", "tt", 0, h_not_equal)                                                  \
+  X(greater, "greater", "tt", 0, h_greater)                                                        \
+  X(greater_equal, "greater_equal", "tt", 0, h_greater_equal)                                      \
+  X(less, "less", "tt", 0, h_less)                                                                 \
+  X(less_equal, "less_equal", "tt", 0, h_less_equal)                                               \
+  X(logical_and, "logical_and", "tt", 0, h_logical_and)                                            \
+  X(logical_or, "logical_or", "tt", 0, h_logical_or)                                               \
+  X(logical_xor, "logical_xor", "tt", 0, h_logical_xor)                                            \
+  X(bitwise_and, "bitwise_and", "tt", 0, h_bitwise_and)                                            \
+  X(bitwise_or, "bitwise_or", "tt", 0, h_bitwise_or)                                               \
+  X(bitwise_xor, "bitwise_xor", "tt", 0, h_bitwise_xor)                                            \
+  X(left_shift, "left_shift", "tt", 0, h_left_shift)                                               \
+  X(right_shift, "right_shift", "tt", 0, h_right_shift)                                            \
+  X(where, "where", "ttt", 0, h_where)                                                             \
+  X(clip, "clip", "too", 0, h_clip)                                                                \
+  X(isclose, "isclose", "ttffb", 0, h_isclose)                                                     \
+  X(allclose, "allclose", "ttffb", 0, h_allclose)                                                  \
+  /* ---- shape ------------------------------------------------------------- */                   \
+  X(broadcast_to, "broadcast_to", "ts", 0, h_broadcast_to)                                         \
+  X(reshape, "reshape", "tR", 0, h_reshape)                                                        \
+  X(transpose, "transpose", "tA", 0, h_transpose)                                                  \
+  X(slice, "slice", "tnnn", 0, h_slice)                                                            \
+  X(squeeze, "squeeze", "tA", 0, h_squeeze)                                                        \
+  X(copy, "copy", "t", 0, h_copy)                                                                  \
+  /* ---- reductions, scans, sorting (nif_reduce.c) ------------------------- */                   \
+  X(sum, "sum", "tAb", 0, h_sum)                                                                   \
+  X(max, "max", "tAb", 0, h_max)                                                                   \
+  X(min, "min", "tAb", 0, h_min)                                                                   \
+  X(product, "product", "tAb", 0, h_product)                                                       \
+  X(all, "all", "tAb", 0, h_all)                                                                   \
+  X(any, "any", "tAb", 0, h_any)                                                                   \
+  X(argmax_all, "argmax", "tb", 0, h_argmax)                                                       \
+  X(argmax, "argmax", "tib", 0, h_argmax)                                                          \
+  X(argmin_all, "argmin", "tb", 0, h_argmin)                                                       \
+  X(argmin, "argmin", "tib", 0, h_argmin)                                                          \
+  X(cumulative_sum, "cumulative_sum", "tibb", 0, h_cumulative_sum)                                 \
+  X(cumulative_product, "cumulative_product", "tibb", 0, h_cumulative_product)                     \
+  X(cumulative_max, "cumulative_max", "tibb", 0, h_cumulative_max)                                 \
+  X(cumulative_min, "cumulative_min", "tibb", 0, h_cumulative_min)                                 \
+  X(sort, "sort", "ti", 0, h_sort)                                                                 \
+  X(argsort, "argsort", "ti", 0, h_argsort)                                                        \
+  /* ---- indexing and layout (nif_indexing.c) ------------------------------ */                   \
+  X(take, "take", "tti", 0, h_take)                                                                \
+  X(take_along_axis, "take_along_axis", "tti", 0, h_take_along_axis)                               \
+  X(gather, "gather", "tTas", 0, h_gather)                                                         \
+  X(scatter, "scatter", "tTta", 0, h_scatter)                                                      \
+  X(scatter_add, "scatter_add", "tTta", 0, h_scatter_add)                                          \
+  X(slice_update, "slice_update", "ttnn", 0, h_slice_update)                                       \
+  X(pad, "pad", "tannt", 0, h_pad)                                                                 \
+  X(concatenate, "concatenate", "Ti", 0, h_concatenate)                                            \
+  X(stack, "stack", "Ti", 0, h_stack)                                                              \
+  X(as_strided, "as_strided", "tsni", 0, h_as_strided)                                             \
+  X(view, "view", "ty", 0, h_view)                                                                 \
+  /* ---- contractions (nif_matmul.c) --------------------------------------- */                   \
+  X(tensordot, "tensordot", "ttaa", 0, h_tensordot)                                                \
+  X(tensordot_batch, "tensordot", "ttaaaa", 0, h_tensordot)                                        \
+  X(einsum, "einsum", "TS", 0, h_einsum)                                                           \
+  /* ---- windows and convolution (nif_conv.c) ------------------------------ */                   \
+  X(window_sum, "window_sum", "tnnnnn", 0, h_window_sum)                                           \
+  X(window_max, "window_max", "tnnnnn", 0, h_window_max)                                           \
+  X(window_min, "window_min", "tnnnnn", 0, h_window_min)                                           \
+  X(window_product, "window_product", "tnnnnn", 0, h_window_product)                               \
+  X(window_scatter_max, "window_scatter_max", "tttnnnn", 0, h_window_scatter_max)                  \
+  X(window_scatter_min, "window_scatter_min", "tttnnnn", 0, h_window_scatter_min)                  \
+  X(conv_general, "conv_general", "ttnnnnni", 0, h_conv_general)                                   \
+  X(conv_general_full, "conv_general", "ttnnnnniib", 0, h_conv_general)                            \
+  /* ---- Fourier transforms (nif_fft.c) ------------------------------------ */                   \
+  X(fft, "fft", "tui", 0, h_fft)                                                                   \
+  X(ifft, "ifft", "tui", 0, h_ifft)                                                                \
+  X(fft2, "fft2", "tnA", 0, h_fft2)                                                                \
+  X(ifft2, "ifft2", "tnA", 0, h_ifft2)                                                             \
+  /* ---- linear algebra (nif_linalg.c) ------------------------------------ */                    \
+  X(linalg_cholesky, "linalg_cholesky", "tb", 0, h_linalg_cholesky)                                \
+  X(linalg_eigh, "linalg_eigh", "tS", 0, h_linalg_eigh)                                            \
+  X(linalg_inv, "linalg_inv", "t", 0, h_linalg_inv)                                                \
+  X(linalg_lu, "linalg_lu", "t", 0, h_linalg_lu)                                                   \
+  X(linalg_lu_factor, "linalg_lu_factor", "t", 0, h_linalg_lu_factor)                              \
+  X(linalg_pinv, "linalg_pinv", "t", 0, h_linalg_pinv)                                             \
+  X(linalg_pinv_tol, "linalg_pinv", "tff", 0, h_linalg_pinv)                                       \
+  X(linalg_qr, "linalg_qr", "tb", 0, h_linalg_qr)                                                  \
+  X(linalg_solve, "linalg_solve", "tt", 0, h_linalg_solve)                                         \
+  X(linalg_solve_triangular, "linalg_solve_triangular", "ttbbib", 0, h_linalg_solve_triangular)    \
+  X(linalg_svd, "linalg_svd", "tbb", 0, h_linalg_svd)                                              \
+  X(tri_inv, "tri_inv", "tb", 0, h_tri_inv)                                                        \
+  /* ---- metadata (never computes) ----------------------------------------- */                   \
+  X(shape, "shape", "t", 0, h_shape)                                                               \
+  X(scalar_type, "scalar_type", "t", 0, h_scalar_type)                                             \
+  X(deallocate, "deallocate", "r", 0, h_deallocate)                                                \
+  /* ---- computing: submitted to a command queue --------------------------- */                   \
+  X(eval, "eval", "tqk", 0, h_eval)                                                                \
+  X(item, "item", "tqk", 0, h_item)                                                                \
+  X(to_blob, "to_blob", "tqk", 0, h_to_blob)                                                       \
+  X(to_blob_limit, "to_blob", "tuqk", 0, h_to_blob)                                                \
+  X(strides, "strides", "tqk", 0, h_strides)                                                       \
+  X(tensor_data_ptr, "tensor_data_ptr", "tqk", 0, h_tensor_data_ptr)                               \
+  X(tensor_to_shm, "tensor_to_shm", "tuqk", 0, h_tensor_to_shm)                                    \
+  X(to_device, "to_device", "tdqk", 0, h_to_device)                                                \
+  /* ---- command queues ---------------------------------------------------- */                   \
+  X(command_queue_new, "command_queue_new", "d", 0, h_command_queue_new)                           \
+  X(command_queue_default, "command_queue_default", "d", 0, h_command_queue_default)               \
+  X(command_queue_synchronize, "command_queue_synchronize", "qk", 0, h_command_queue_synchronize)  \
+  /* ---- memory ------------------------------------------------------------ */                   \
+  X(memory_info, "memory_info", "", 0, h_memory_info)                                              \
+  X(set_cache_limit, "set_cache_limit", "U", 0, h_set_cache_limit)                                 \
+  X(set_memory_limit, "set_memory_limit", "U", 0, h_set_memory_limit)                              \
+  X(clear_cache, "clear_cache", "", 0, h_clear_cache)                                              \
+  X(reset_peak_memory, "reset_peak_memory", "", 0, h_reset_peak_memory)                            \
+  /* ---- interop and devices ----------------------------------------------- */                   \
+  X(array_from_shm, "array_from_shm", "Ssyu", 0, h_array_from_shm)                                 \
+  X(shm_unlink, "shm_unlink", "S", 0, h_shm_unlink)                                                \
+  X(metal_start_capture, "metal_start_capture", "S", 0, h_metal_start_capture)                     \
+  X(metal_stop_capture, "metal_stop_capture", "", 0, h_metal_stop_capture)                         \
+  X(device_available, "device_available", "d", 0, h_device_available)                              \
+  X(engine_default_device, "engine_default_device", "", 0, h_engine_default_device)                \
+  X(runtime_info, "runtime_info", "", 0, h_runtime_info)                                           \
+  X(nif_stats, "nif_stats", "", 0, h_nif_stats)
+
+#endif

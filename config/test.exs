@@ -1,0 +1,3 @@
+import Config
+
+config :emlx, default_device: :cpu

@@ -1,0 +1,1080 @@
+defmodule EMLX do
+  @moduledoc """
+  Low-level bindings to the EMLX array engine, a C11 engine with the
+  semantics of Apple's MLX: lazy arrays that build a graph and compute only
+  when evaluated, NumPy/MLX broadcasting and MLX's dtype promotion.
+
+  A tensor here is a raw `{device, ref}` pair (`t:tensor_ref/0`). Functions
+  that build the graph (`add/2`, `reshape/2`, ...) only create a node and
+  return at once; the work happens when a result is asked for: `eval/1`,
+  `item/1`, `to_blob/1`, `strides/1`, `tensor_data_ptr/1`, `tensor_to_shm/2`
+  and `to_device/2` submit the tensor to an `EMLX.CommandQueue`, whose worker
+  thread computes it while the calling process waits in `receive` — no BEAM
+  scheduler is ever blocked by compute. `resolve_worker/1` picks the queue.
+
+  Types are given as Nx-style tuples (`{:f, 32}`, `{:bf, 16}`, `{:s, 64}`,
+  `{:u, 8}`, `{:c, 64}`, ...), as MLX names (`:float32`, `:bfloat16`, ...) or
+  as Nx's short atoms (`:f32`, `:bf16`, ...); `:bool` is the boolean dtype.
+  `scalar_type/1` answers with the tuple form (and `:bool`).
+
+  Every argument is validated by the native library; a wrong one raises
+  `EMLX.NIFError` naming the function and the problem.
+
+      iex> a = EMLX.from_blob(<<1.0::float-32-native, 2.0::float-32-native>>, {2}, {:f, 32}, :cpu)
+      iex> b = EMLX.full(10, {2}, {:f, 32}, :cpu)
+      iex> EMLX.add(a, b) |> EMLX.sum(nil, false) |> EMLX.item()
+      23.0
+
+  ## Compile-time debug flags
+
+  Several development-only checks are gated by `Application.compile_env/3`
+  at compile time — when a flag is `false`, the check is erased entirely
+  (no BEAM opcodes, zero runtime cost). After changing a flag, run
+  `mix compile --force`; values are baked in at compile time, not read at
+  runtime. See `config/dev.exs` for commented examples.
+
+      config :emlx, enable_bounds_check: true
+      config :emlx, detect_non_finites: true
+      config :emlx, compiler_debug: true
+
+  * `:enable_bounds_check` — raises on out-of-bounds indices in the indexing
+    functions (gather, take, take_along_axis) as they are added.
+  * `:detect_non_finites` — raises when dot, conv, or the fused kernels
+    produce NaN or Inf. Forces extra evaluations and breaks lazy-graph
+    fusion; never enable in production.
+  * `:compiler_debug` — raises on internal `Nx.Defn` lowering invariant
+    violations. Cheap; off by default.
+
+  ## Devices
+
+  `:cpu` always exists; `:gpu` only when the engine was built with a GPU
+  backend and one is present. `default_device/0` says which one to use.
+  """
+
+  import EMLX.Macro
+  require EMLX.Debug
+
+  @typedoc "A raw tensor: the device it lives on and the native reference."
+  @type tensor_ref() :: {atom(), reference()}
+  @typedoc "`:cpu` or `:gpu`."
+  @type device() :: :cpu | :gpu
+  @typedoc "A shape: a tuple (or list) of non-negative sizes."
+  @type shape() :: tuple() | [non_neg_integer()]
+  @typedoc "A dtype: `{:f, 32}`-style tuple, MLX name (`:float32`), Nx short atom (`:f32`) or `:bool`."
+  @type type() :: {atom(), pos_integer()} | atom()
+
+  @doc """
+  Guard-safe check that `{device, ref}` looks like a tensor reference.
+
+      iex> t = EMLX.scalar_tensor(1, {:s, 32}, :cpu)
+      iex> match?({d, r} when EMLX.is_tensor(d, r), t)
+      true
+  """
+  defguard is_tensor(device, ref) when is_atom(device) and is_reference(ref)
+
+  ## Creation
+
+  defdevice from_blob(blob, shape, type, device),
+    doc: """
+    Creates a tensor of `shape` and `type` on `device` from a binary of
+    native-endian, row-major elements (exactly `size * element size` bytes).
+    Large binaries are copied on a dirty scheduler.
+    """
+
+  defdevice scalar_tensor(scalar, type, device),
+    doc: """
+    A 0-d tensor holding `scalar` converted to `type`: an integer (exact for
+    every integer type), a float, `:nan`, `:infinity`, `:neg_infinity`, a
+    boolean, or a complex number as `{re, im}` or a `Complex` struct.
+    """
+
+  defdevice full(value, shape, type, device),
+    doc: "A tensor of `shape` and `type` filled with `value` (a scalar as in `scalar_tensor/3`)."
+
+  defdevice ones(shape, type, device), doc: "A tensor of `shape` and `type` filled with ones."
+
+  defdevice arange(start, stop, step, integer?, device),
+    doc: """
+    The values `start, start + step, ...` below `stop` (ceil((stop - start) /
+    step) of them). `integer?` picks `{:s, 32}` (true) or `{:f, 32}` (false);
+    a type may be given instead.
+    """
+
+  defdevice eye(m, n, type, device),
+    doc: "An `m` x `n` tensor with ones on the main diagonal and zeros elsewhere."
+
+  ## Elementwise
+
+  deftensor add(tensor_a, tensor_b), doc: "Elementwise `a + b`, broadcasting and promoting types."
+
+  deftensor subtract(tensor_a, tensor_b),
+    doc: "Elementwise `a - b`, broadcasting and promoting types."
+
+  deftensor multiply(tensor_a, tensor_b),
+    doc: "Elementwise `a * b`, broadcasting and promoting types."
+
+  deftensor divide(tensor_a, tensor_b),
+    doc: "Elementwise true division `a / b`; integer inputs give `{:f, 32}`."
+
+  deftensor negate(tensor), doc: "Elementwise `-a` (not defined for `:bool`)."
+
+  deftensor exp(tensor), doc: "Elementwise `e^a`; integer inputs give `{:f, 32}`."
+
+  deftensor astype(tensor, type),
+    doc: """
+    Converts to `type`. Floats to integers truncate toward zero and saturate;
+    anything to `:bool` is `!= 0`; complex to real keeps the real part.
+    """
+
+  ## Math (elementwise functions, comparisons, logical and bitwise ops)
+
+  deftensor abs(tensor),
+    doc:
+      "Elementwise `|a|`; signed integers wrap (`abs(-128)` is -128 in `{:s, 8}`); `{:c, 64}` gives the `{:f, 32}` magnitude."
+
+  deftensor acos(tensor), doc: "Elementwise arc cosine; integer inputs give `{:f, 32}`."
+
+  deftensor acosh(tensor),
+    doc: "Elementwise inverse hyperbolic cosine; integer inputs give `{:f, 32}`."
+
+  deftensor asin(tensor), doc: "Elementwise arc sine; integer inputs give `{:f, 32}`."
+
+  deftensor asinh(tensor),
+    doc: "Elementwise inverse hyperbolic sine; integer inputs give `{:f, 32}`."
+
+  deftensor atan(tensor), doc: "Elementwise arc tangent; integer inputs give `{:f, 32}`."
+
+  deftensor atanh(tensor),
+    doc: "Elementwise inverse hyperbolic tangent; integer inputs give `{:f, 32}`."
+
+  deftensor bitwise_not(tensor),
+    doc: "Elementwise bitwise complement of integers (logical not of `:bool`)."
+
+  deftensor ceil(tensor), doc: "Elementwise ceiling; integers are returned as they are."
+
+  deftensor conjugate(tensor),
+    doc: "Elementwise complex conjugate; real tensors are returned as they are."
+
+  deftensor cos(tensor), doc: "Elementwise cosine; integer inputs give `{:f, 32}`."
+
+  deftensor cosh(tensor), doc: "Elementwise hyperbolic cosine; integer inputs give `{:f, 32}`."
+
+  deftensor erf(tensor), doc: "Elementwise error function; integer inputs give `{:f, 32}`."
+
+  deftensor erf_inv(tensor),
+    doc:
+      "Elementwise inverse error function (`erf_inv(1)` is infinity, outside [-1, 1] NaN); integer inputs give `{:f, 32}`."
+
+  deftensor expm1(tensor),
+    doc: "Elementwise `e^a - 1`, accurate near 0; integer inputs give `{:f, 32}`."
+
+  deftensor floor(tensor), doc: "Elementwise floor; integers are returned as they are."
+
+  deftensor imag(tensor),
+    doc: "Elementwise imaginary part (`{:f, 32}` of `{:c, 64}`; zeros for real tensors)."
+
+  deftensor is_infinity(tensor),
+    doc: "Elementwise `:bool`, true where the value is infinite (never for integers)."
+
+  deftensor is_nan(tensor),
+    doc: "Elementwise `:bool`, true where the value is NaN (never for integers)."
+
+  deftensor log(tensor), doc: "Elementwise natural logarithm; integer inputs give `{:f, 32}`."
+
+  deftensor log1p(tensor),
+    doc: "Elementwise `log(1 + a)`, accurate near 0; integer inputs give `{:f, 32}`."
+
+  deftensor logical_not(tensor), doc: "Elementwise `:bool`, true where `a == 0`."
+
+  deftensor real(tensor),
+    doc:
+      "Elementwise real part (`{:f, 32}` of `{:c, 64}`; real tensors are returned as they are)."
+
+  deftensor round(tensor),
+    doc:
+      "Elementwise rounding to the nearest integer, ties to even (`round(0.5)` is 0.0, as MLX)."
+
+  deftensor round_half_away(tensor),
+    doc:
+      "Elementwise rounding to the nearest integer, ties away from zero (`round(0.5)` is 1.0, as Nx)."
+
+  deftensor rsqrt(tensor), doc: "Elementwise `1 / sqrt(a)`; integer inputs give `{:f, 32}`."
+
+  deftensor sigmoid(tensor), doc: "Elementwise `1 / (1 + e^-a)`; integer inputs give `{:f, 32}`."
+
+  deftensor sign(tensor),
+    doc:
+      "Elementwise -1, 0 or 1 in the input's type (NaN stays NaN, -0.0 stays -0.0; `{:c, 64}`: `a / |a|`)."
+
+  deftensor sin(tensor), doc: "Elementwise sine; integer inputs give `{:f, 32}`."
+
+  deftensor sinh(tensor), doc: "Elementwise hyperbolic sine; integer inputs give `{:f, 32}`."
+
+  deftensor sqrt(tensor), doc: "Elementwise square root; integer inputs give `{:f, 32}`."
+
+  deftensor tan(tensor), doc: "Elementwise tangent; integer inputs give `{:f, 32}`."
+
+  deftensor tanh(tensor), doc: "Elementwise hyperbolic tangent; integer inputs give `{:f, 32}`."
+
+  deftensor quotient(tensor_a, tensor_b),
+    doc:
+      "Elementwise integer division rounded toward zero (Nx's `quotient`); `x / 0` is 0 and `INT_MIN / -1` wraps."
+
+  deftensor floor_divide(tensor_a, tensor_b),
+    doc:
+      "Elementwise division rounded toward negative infinity (MLX's and Python's `//`); `x // 0` is 0 for integers."
+
+  deftensor remainder(tensor_a, tensor_b),
+    doc:
+      "Elementwise remainder with the sign of the divisor (MLX's and Python's `%`); `x % 0` is 0 for integers."
+
+  deftensor remainder_trunc(tensor_a, tensor_b),
+    doc:
+      "Elementwise remainder with the sign of the dividend (C's `fmod`, Nx's `remainder`); `x % 0` is 0 for integers."
+
+  deftensor pow(tensor_a, tensor_b),
+    doc:
+      "Elementwise `a ** b`; integers by repeated squaring, wrapping; a negative integer exponent gives 0 (1 for base 1, +-1 for base -1)."
+
+  deftensor atan2(tensor_a, tensor_b),
+    doc:
+      "Elementwise arc tangent of `a / b` using the signs of both; integer inputs give `{:f, 32}`."
+
+  deftensor maximum(tensor_a, tensor_b),
+    doc: "Elementwise maximum; NaN propagates and `-0.0 < 0.0`."
+
+  deftensor minimum(tensor_a, tensor_b),
+    doc: "Elementwise minimum; NaN propagates and `-0.0 < 0.0`."
+
+  deftensor equal(tensor_a, tensor_b),
+    doc: "Elementwise `a == b` as `:bool` (NaN is never equal)."
+
+  deftensor not_equal(tensor_a, tensor_b),
+    doc: "Elementwise `a != b` as `:bool` (NaN is unequal to everything)."
+
+  deftensor greater(tensor_a, tensor_b),
+    doc: "Elementwise `a > b` as `:bool` (complex compares lexicographically)."
+
+  deftensor greater_equal(tensor_a, tensor_b),
+    doc: "Elementwise `a >= b` as `:bool`."
+
+  deftensor less(tensor_a, tensor_b),
+    doc: "Elementwise `a < b` as `:bool`."
+
+  deftensor less_equal(tensor_a, tensor_b),
+    doc: "Elementwise `a <= b` as `:bool`."
+
+  deftensor logical_and(tensor_a, tensor_b),
+    doc: "Elementwise `a and b` as `:bool` (each nonzero is true)."
+
+  deftensor logical_or(tensor_a, tensor_b),
+    doc: "Elementwise `a or b` as `:bool` (each nonzero is true)."
+
+  deftensor logical_xor(tensor_a, tensor_b),
+    doc: "Elementwise `a xor b` as `:bool` (each nonzero is true)."
+
+  deftensor bitwise_and(tensor_a, tensor_b),
+    doc: "Elementwise bitwise and of integer (or `:bool`) tensors."
+
+  deftensor bitwise_or(tensor_a, tensor_b),
+    doc: "Elementwise bitwise or of integer (or `:bool`) tensors."
+
+  deftensor bitwise_xor(tensor_a, tensor_b),
+    doc: "Elementwise bitwise xor of integer (or `:bool`) tensors."
+
+  deftensor left_shift(tensor_a, tensor_b),
+    doc:
+      "Elementwise `a << b` on integers; a count of at least the bit width (or negative) gives 0."
+
+  deftensor right_shift(tensor_a, tensor_b),
+    doc:
+      "Elementwise `a >> b` on integers, arithmetic for signed types; a count of at least the width gives 0 or -1."
+
+  deftensor where(tensor_cond, tensor_x, tensor_y),
+    doc: """
+    Elementwise `cond ? x : y`: `cond` is converted to `:bool`, `x` and `y`
+    are promoted to a common type, and the three shapes broadcast together.
+    """
+
+  deftensor clip(tensor, tensor_min, tensor_max),
+    doc: """
+    `minimum(maximum(a, min), max)`; either bound may be `nil` (not both).
+    NaN propagates; the result type promotes `a` with the bounds.
+    """
+
+  deftensor isclose(tensor_a, tensor_b, rtol, atol, equal_nan),
+    doc: """
+    `:bool` tensor, true where `|a - b| <= atol + rtol * |b|` (computed in
+    double). Infinities are close only to the same infinity; NaN is close
+    to NaN only when `equal_nan` is true.
+    """
+
+  deftensor allclose(tensor_a, tensor_b, rtol, atol, equal_nan),
+    doc: "A 0-d `:bool` tensor: whether `isclose/5` holds everywhere (true when empty)."
+
+  ## Shape
+
+  deftensor broadcast_to(tensor, shape),
+    doc: "Broadcasts to `shape` (NumPy rules); a view of the same data."
+
+  deftensor reshape(tensor, shape),
+    doc: "The same elements in `shape`; one dimension may be `-1` (inferred)."
+
+  deftensor transpose(tensor, axes),
+    doc: "Permutes the axes (`axes` is a permutation; `nil` reverses them); a view."
+
+  deftensor slice(tensor, starts, stops, strides),
+    doc: """
+    The elements `starts[i], starts[i] + strides[i], ...` below `stops[i]` on
+    each axis (one entry per axis; Python-style clamping, negative indices
+    count from the end, negative strides walk backwards); a view.
+    """
+
+  deftensor squeeze(tensor, axes),
+    doc: "Removes the listed size-1 axes (`nil`: every size-1 axis); a view."
+
+  deftensor copy(tensor), doc: "A row-major copy with its own buffer."
+
+  ## Reductions, scans, sorting
+
+  deftensor sum(tensor, axes, keep_axes),
+    doc: """
+    Sums over `axes` (`nil` or `[]`: all of them), keeping them as size-1 axes
+    when `keep_axes` is true. `:bool`, `{:s, 8..32}` give `{:s, 32}`,
+    `{:u, 8..32}` give `{:u, 32}`; others keep their type.
+    """
+
+  deftensor product(tensor, axes, keep_axes),
+    doc: "The product over `axes` (as in `sum/3`, with the same result types)."
+
+  deftensor max(tensor, axes, keep_axes),
+    doc: "The maximum over `axes` (as in `sum/3`); NaN propagates."
+
+  deftensor min(tensor, axes, keep_axes),
+    doc: "The minimum over `axes` (as in `sum/3`); NaN propagates."
+
+  deftensor all(tensor, axes, keep_axes),
+    doc: "Whether every element over `axes` is non-zero (as in `sum/3`); `:bool`."
+
+  deftensor any(tensor, axes, keep_axes),
+    doc: "Whether any element over `axes` is non-zero (as in `sum/3`); `:bool`."
+
+  deftensor argmax(tensor, keep_axes),
+    doc: "The flat index of the largest element (`{:u, 32}`); ties take the first."
+
+  deftensor argmax(tensor, axis, keep_axes),
+    doc: "The index of the largest element along `axis` (`{:u, 32}`); ties take the first."
+
+  deftensor argmin(tensor, keep_axes),
+    doc: "The flat index of the smallest element (`{:u, 32}`); ties take the first."
+
+  deftensor argmin(tensor, axis, keep_axes),
+    doc: "The index of the smallest element along `axis` (`{:u, 32}`); ties take the first."
+
+  deftensor cumulative_sum(tensor, axis, reverse, inclusive),
+    doc: """
+    Running sum along `axis`; from the end when `reverse`; `inclusive: false`
+    shifts by one (the first element is 0).
+    """
+
+  deftensor cumulative_product(tensor, axis, reverse, inclusive),
+    doc: "Running product along `axis` (options as in `cumulative_sum/4`)."
+
+  deftensor cumulative_max(tensor, axis, reverse, inclusive),
+    doc: "Running maximum along `axis` (options as in `cumulative_sum/4`)."
+
+  deftensor cumulative_min(tensor, axis, reverse, inclusive),
+    doc: "Running minimum along `axis` (options as in `cumulative_sum/4`)."
+
+  deftensor sort(tensor, axis),
+    doc: "Sorts along `axis`, ascending and stable (NaNs last)."
+
+  deftensor argsort(tensor, axis),
+    doc: "The indices (`{:u, 32}`) that sort `tensor` along `axis` (stable)."
+
+  ## Indexing and layout
+
+  deftensor take(tensor, tensor_indices, axis),
+    check: {:indices, tensor, tensor_indices, axis},
+    doc: """
+    The elements at `indices` along `axis`: the result's shape is the shape of
+    `tensor` with `axis` replaced by the shape of `indices`.
+    """
+
+  deftensor take_along_axis(tensor, tensor_indices, axis),
+    check: {:indices, tensor, tensor_indices, axis},
+    doc: """
+    `out[..., j, ...] = tensor[..., indices[..., j, ...], ...]` along `axis`;
+    `indices` has the rank of `tensor` and broadcasts against it elsewhere.
+    """
+
+  deftensor gather(tensor, indices, axes, slice_sizes),
+    check: {:indices, tensor, indices, axes},
+    doc: """
+    MLX's gather: the index tensors (broadcast together to a shape `I`) give,
+    along `axes`, the start of a slice of shape `slice_sizes`; the result has
+    shape `I ++ slice_sizes`.
+    """
+
+  deftensor scatter(tensor, indices, tensor_updates, axes),
+    check: {:indices, tensor, indices, axes},
+    doc: """
+    A copy of `tensor` with the slices `updates[m...]` written at the starts
+    the index tensors give along `axes` (the last write of a duplicate wins).
+    """
+
+  deftensor scatter_add(tensor, indices, tensor_updates, axes),
+    check: {:indices, tensor, indices, axes},
+    doc: "Like `scatter/4`, adding the updates instead (duplicates accumulate)."
+
+  deftensor slice_update(tensor, tensor_updates, starts, stops),
+    doc: """
+    A copy of `tensor` with the slice `starts..stops` (one entry per axis)
+    replaced by `updates` (cast, broadcast). In place when the old tensor's
+    buffer can be reused.
+    """
+
+  deftensor pad(tensor, axes, low_pad_size, high_pad_size, tensor_pad_value),
+    doc: """
+    Pads each of `axes` with `low_pad_size[i]` elements before and
+    `high_pad_size[i]` after (negative sizes remove elements), filled with the
+    one-element `pad_value` tensor.
+    """
+
+  deftensor concatenate(tensors, axis),
+    doc: "Joins tensors along an existing `axis` (types promoted)."
+
+  deftensor stack(tensors, axis),
+    doc: "Joins same-shaped tensors along a new `axis` (types promoted)."
+
+  deftensor as_strided(tensor, shape, strides, offset),
+    doc: """
+    A view with `shape`, element `strides` and element `offset` over the
+    tensor's row-major data; every element it reaches must lie inside the
+    tensor.
+    """
+
+  deftensor view(tensor, type),
+    doc: """
+    The same bytes read as `type` (a bitcast); the last axis scales by the
+    ratio of the element sizes.
+    """
+
+  ## Contractions
+
+  deftensor tensordot(tensor_a, tensor_b, axes_a, axes_b),
+    check: :finite,
+    doc: """
+    Contracts `axes_a[i]` of `a` with `axes_b[i]` of `b`; the result has
+    `a`'s free axes, then `b`'s.
+    """
+
+  deftensor tensordot(tensor_a, tensor_b, axes_a, axes_b, batch_a, batch_b),
+    check: :finite,
+    doc: """
+    Like `tensordot/4`, also pairing `batch_a[i]` with `batch_b[i]` (Nx's
+    `dot/6`): the result's axes are the batch axes, then the free axes of `a`
+    and of `b`.
+    """
+
+  deftensor einsum(tensors, spec),
+    check: :finite,
+    doc: "Einstein summation in MLX/NumPy notation, e.g. `\"ij,jk->ik\"`."
+
+  ## Windows and convolution
+
+  deftensor window_sum(tensor, window_dims, strides, padding_low, padding_high, window_dilations),
+    doc: """
+    Sums every window of `tensor` (one `window_dims` entry per axis) placed
+    every `strides` elements over the tensor padded with `padding_low` /
+    `padding_high` zeros, taps `window_dilations` apart (Nx's `window_sum/3`).
+    The result has the input's type; integer sums wrap.
+    """
+
+  deftensor window_max(tensor, window_dims, strides, padding_low, padding_high, window_dilations),
+    doc: """
+    Like `window_sum/6` with max; padding holds `-inf` (integers: the type's
+    minimum). NaN propagates.
+    """
+
+  deftensor window_min(tensor, window_dims, strides, padding_low, padding_high, window_dilations),
+    doc: """
+    Like `window_sum/6` with min; padding holds `+inf` (integers: the type's
+    maximum). NaN propagates.
+    """
+
+  deftensor window_product(
+              tensor,
+              window_dims,
+              strides,
+              padding_low,
+              padding_high,
+              window_dilations
+            ),
+            doc: "Like `window_sum/6` with product; padding holds ones."
+
+  deftensor window_scatter_max(
+              tensor,
+              tensor_source,
+              tensor_init_value,
+              window_dims,
+              strides,
+              padding_low,
+              padding_high
+            ),
+            doc: """
+            Nx's `window_scatter_max/5`: a tensor of `tensor`'s shape and type
+            filled with the one-element `init_value`, where each window's
+            `source` value is added at the position of the window's first
+            maximum. `source` has the shape of the window reduction's result.
+            """
+
+  deftensor window_scatter_min(
+              tensor,
+              tensor_source,
+              tensor_init_value,
+              window_dims,
+              strides,
+              padding_low,
+              padding_high
+            ),
+            doc: "Like `window_scatter_max/7`, at the window's first minimum."
+
+  @doc """
+  N-d convolution, channels-last (MLX's `conv_general`): `input` is
+  `{n, spatial..., c_in}`, `kernel` is `{c_out, kspatial..., c_in / feature_group_count}`
+  and the result `{n / batch_group_count, out_spatial..., c_out}`. The lists
+  have one entry per spatial axis; the input is dilated by `input_dilation`
+  and padded (negative padding crops) before the kernel, dilated by
+  `kernel_dilation`, slides with `strides`. `batch_group_count` follows XLA
+  (Nx's `:batch_group_size`); `flip` convolves instead of correlating.
+  Nx's channels-first layout is transposed to this one by the backend.
+  """
+  @spec conv_general(
+          EMLX.tensor_ref(),
+          EMLX.tensor_ref(),
+          [integer()],
+          [integer()],
+          [integer()],
+          [integer()],
+          [integer()],
+          pos_integer()
+        ) :: EMLX.tensor_ref()
+  def conv_general(
+        tensor_input,
+        tensor_kernel,
+        strides,
+        padding_low,
+        padding_high,
+        kernel_dilation,
+        input_dilation,
+        feature_group_count
+      ) do
+    conv_general(
+      tensor_input,
+      tensor_kernel,
+      strides,
+      padding_low,
+      padding_high,
+      kernel_dilation,
+      input_dilation,
+      feature_group_count,
+      1,
+      false
+    )
+  end
+
+  @doc "`conv_general/8` with `batch_group_count` and `flip`."
+  @spec conv_general(
+          EMLX.tensor_ref(),
+          EMLX.tensor_ref(),
+          [integer()],
+          [integer()],
+          [integer()],
+          [integer()],
+          [integer()],
+          pos_integer(),
+          pos_integer(),
+          boolean()
+        ) :: EMLX.tensor_ref()
+  def conv_general(
+        tensor_input,
+        tensor_kernel,
+        strides,
+        padding_low,
+        padding_high,
+        kernel_dilation,
+        input_dilation,
+        feature_group_count,
+        batch_group_count,
+        flip
+      ) do
+    case EMLX.NIF.conv_general(
+           tensor_input,
+           tensor_kernel,
+           strides,
+           padding_low,
+           padding_high,
+           kernel_dilation,
+           input_dilation,
+           feature_group_count,
+           batch_group_count,
+           flip
+         ) do
+      {:ok, value} -> EMLX.Debug.check_finite!(value, :conv_general)
+      {:error, message} -> raise EMLX.NIFError, message
+    end
+  end
+
+  ## Fourier transforms
+
+  deftensor fft(tensor, n, axis),
+    doc: """
+    The discrete Fourier transform along `axis`, `sum_j x[j] exp(-2 pi i j k / n)`:
+    the axis is truncated or zero-padded to length `n` (`0` keeps its length).
+    The result is `{:c, 64}`; real inputs are converted first.
+    """
+
+  deftensor ifft(tensor, n, axis),
+    doc: """
+    The inverse of `fft/3`, `(1/n) sum_j x[j] exp(+2 pi i j k / n)`, with the
+    same rules for `n` and `axis`.
+    """
+
+  deftensor fft2(tensor, s, axes),
+    doc: """
+    The two-dimensional transform over `axes` (two axes, or `nil` for the last
+    two), each truncated or zero-padded to the matching entry of `s` (two
+    lengths, `0` keeping an axis's own; `[]` keeps both).
+    """
+
+  deftensor ifft2(tensor, s, axes), doc: "The inverse of `fft2/3`, scaled by `1 / (s0 * s1)`."
+
+  ## Linear algebra
+  #
+  # Each works on the last two axes (matrices) and repeats over the leading
+  # ones. Types: {:f, 32}, {:f, 64} and {:c, 64} (others raise: cast first;
+  # solve and solve_triangular promote their operands). Numerical failures
+  # (not positive definite, singular, no convergence) raise when the result
+  # is evaluated, naming the batch index of the first failing matrix.
+
+  @doc """
+  Cholesky factor of a Hermitian positive-definite matrix: lower `L` with
+  `L L^H = a` (reading `a`'s lower triangle), or upper `U` with `U^H U = a`
+  when `upper` is true (reading the upper triangle). The other triangle of
+  the result is zero.
+  """
+  @spec linalg_cholesky(tensor_ref(), boolean()) :: tensor_ref()
+  def linalg_cholesky(tensor, upper \\ false),
+    do: unwrap!(EMLX.NIF.linalg_cholesky(tensor, upper))
+
+  @doc """
+  Eigenvalues (ascending, real) and unit eigenvectors (column `i` of `v`
+  belongs to eigenvalue `i`) of a Hermitian / real symmetric matrix, as
+  `{w, v}`. `uplo` is `"L"` (the lower triangle is read) or `"U"`.
+  """
+  @spec linalg_eigh(tensor_ref(), String.t()) :: {tensor_ref(), tensor_ref()}
+  def linalg_eigh(tensor, uplo \\ "L"), do: unwrap!(EMLX.NIF.linalg_eigh(tensor, uplo))
+
+  @doc "Inverse of a square matrix."
+  @spec linalg_inv(tensor_ref()) :: tensor_ref()
+  def linalg_inv(tensor), do: unwrap!(EMLX.NIF.linalg_inv(tensor))
+
+  @doc """
+  Inverse of a triangular matrix (lower unless `upper`); only that
+  triangle is read, the other triangle of the result is zero.
+  """
+  @spec tri_inv(tensor_ref(), boolean()) :: tensor_ref()
+  def tri_inv(tensor, upper \\ false), do: unwrap!(EMLX.NIF.tri_inv(tensor, upper))
+
+  @doc """
+  LU factorisation with partial pivoting of an `{m, n}` matrix (`k = min(m,
+  n)`), as MLX's `lu`: `{p, l, u}` with `p` `{:u, 32}` `{m}`, `l` `{m, k}`
+  unit lower triangular and `u` `{k, n}` upper triangular, such that row `i`
+  of `a` is row `p[i]` of `l @ u`. The permutation matrix with `a = P l u`
+  (Nx's `p`) has `P[i][j] = 1` where `p[i] == j`.
+  """
+  @spec linalg_lu(tensor_ref()) :: {tensor_ref(), tensor_ref(), tensor_ref()}
+  def linalg_lu(tensor), do: unwrap!(EMLX.NIF.linalg_lu(tensor))
+
+  @doc """
+  The compact LU factorisation (MLX's `lu_factor`): `{lu, pivots}`, `lu`
+  holding `l` below the diagonal and `u` on and above it, `pivots` `{:u,
+  32}` LAPACK's 0-based row interchanges.
+  """
+  @spec linalg_lu_factor(tensor_ref()) :: {tensor_ref(), tensor_ref()}
+  def linalg_lu_factor(tensor), do: unwrap!(EMLX.NIF.linalg_lu_factor(tensor))
+
+  @doc """
+  Moore-Penrose pseudo-inverse (`{n, m}` for an `{m, n}` matrix) from the
+  SVD. Singular values `s <= max(atol, rtol * max(s))` count as zero;
+  `rtol <= 0` means MLX's default `10 * max(m, n) * eps`, `atol <= 0` none.
+  """
+  @spec linalg_pinv(tensor_ref(), number(), number()) :: tensor_ref()
+  def linalg_pinv(tensor, rtol \\ 0, atol \\ 0)
+  def linalg_pinv(tensor, 0, 0), do: unwrap!(EMLX.NIF.linalg_pinv(tensor))
+  def linalg_pinv(tensor, rtol, atol), do: unwrap!(EMLX.NIF.linalg_pinv(tensor, rtol, atol))
+
+  @doc """
+  QR factorisation (Householder) as `{q, r}`: reduced (`q` `{m, k}`, `r`
+  `{k, n}`, MLX's mode) or, with `complete`, `q` `{m, m}` and `r` `{m, n}`.
+  """
+  @spec linalg_qr(tensor_ref(), boolean()) :: {tensor_ref(), tensor_ref()}
+  def linalg_qr(tensor, complete \\ false), do: unwrap!(EMLX.NIF.linalg_qr(tensor, complete))
+
+  @doc """
+  Solution `x` of `a @ x = b`: `b` is `{..., n, r}` or a vector `{n}`;
+  batch axes broadcast. Raises on evaluation when `a` is singular.
+  """
+  @spec linalg_solve(tensor_ref(), tensor_ref()) :: tensor_ref()
+  def linalg_solve(tensor_a, tensor_b), do: unwrap!(EMLX.NIF.linalg_solve(tensor_a, tensor_b))
+
+  @doc """
+  Solution of `op(a) @ x = b` (or `x @ op(a) = b` with `right_side`) for a
+  triangular `a`, of which only the lower (or `upper`) triangle is read.
+  `transpose` is `:none`, `:transpose` or `:adjoint` (`op(a)` = `a`, `a^T`,
+  `a^H`); `unit_diagonal` takes `a`'s diagonal as ones.
+  """
+  @spec linalg_solve_triangular(
+          tensor_ref(),
+          tensor_ref(),
+          boolean(),
+          boolean(),
+          :none | :transpose | :adjoint,
+          boolean()
+        ) :: tensor_ref()
+  def linalg_solve_triangular(
+        tensor_a,
+        tensor_b,
+        upper \\ false,
+        right_side \\ false,
+        transpose \\ :none,
+        unit_diagonal \\ false
+      ) do
+    op = solve_triangular_op(transpose)
+
+    unwrap!(
+      EMLX.NIF.linalg_solve_triangular(tensor_a, tensor_b, upper, right_side, op, unit_diagonal)
+    )
+  end
+
+  defp solve_triangular_op(:none), do: 0
+  defp solve_triangular_op(:transpose), do: 1
+  defp solve_triangular_op(:adjoint), do: 2
+
+  # anything else goes to the native side, which rejects it
+  defp solve_triangular_op(other), do: other
+
+  @doc """
+  Singular value decomposition `a = u @ diag(s) @ vt`, as `{u, s, vt}`
+  (`full_matrices`: `u` `{m, m}` and `vt` `{n, n}`, as MLX; otherwise `{m,
+  k}` and `{k, n}`), or just `s` (descending, real) when `compute_uv` is
+  false.
+  """
+  @spec linalg_svd(tensor_ref(), boolean(), boolean()) ::
+          {tensor_ref(), tensor_ref(), tensor_ref()} | tensor_ref()
+  def linalg_svd(tensor, compute_uv \\ true, full_matrices \\ true),
+    do: unwrap!(EMLX.NIF.linalg_svd(tensor, compute_uv, full_matrices))
+
+  ## Metadata
+
+  defvalue shape(tensor), returns: tuple(), doc: "The shape, as a tuple."
+
+  defvalue scalar_type(tensor),
+    returns: {atom(), pos_integer()} | :bool,
+    doc: "The type as an Nx-style tuple (`{:f, 32}`, `{:bf, 16}`, `{:c, 64}`, ...) or `:bool`."
+
+  @doc """
+  Drops the tensor's data now instead of at garbage collection. Returns `:ok`,
+  or `:already_deallocated` when it was already dropped; any other use of the
+  tensor afterwards raises `EMLX.NIFError`.
+  """
+  @spec deallocate(tensor_ref()) :: :ok | :already_deallocated
+  def deallocate(tensor) do
+    case EMLX.NIF.deallocate(tensor) do
+      {:error, message} -> raise EMLX.NIFError, message
+      result -> result
+    end
+  end
+
+  ## Computing (worker-routed)
+
+  defeval eval(tensor),
+    returns: :ok,
+    doc: """
+    Evaluates a (possibly lazy) tensor by routing the work through an
+    `EMLX.CommandQueue` and waits for it. The queue comes from
+    `resolve_worker/1`: the one bound with `EMLX.CommandQueue.with_queue/2`,
+    else the application default for the tensor's device (see
+    `EMLX.Application`).
+    """
+
+  defeval item(tensor),
+    returns: number() | atom() | tuple(),
+    post: :item_value,
+    doc: """
+    Returns the value of a one-element tensor as a number (integers for
+    integer and `:bool` types; `:nan`, `:infinity` and `:neg_infinity` for
+    non-finite floats; a `Complex` struct, or `{re, im}` without the `complex`
+    package, for `{:c, 64}`). Worker-routed like `eval/1`.
+    """
+
+  defeval to_blob(tensor),
+    returns: binary(),
+    doc: """
+    The tensor's elements as a native-endian, row-major binary. Evaluates on
+    the worker first; contiguous data is returned without a copy.
+    """
+
+  defeval to_blob(tensor, limit),
+    returns: binary(),
+    doc: "Like `to_blob/1`, but only the first `limit` elements."
+
+  defeval strides(tensor),
+    returns: tuple(),
+    doc: """
+    The strides, in elements, as a tuple. Evaluates the tensor first, so views
+    report their real strides.
+    """
+
+  defeval tensor_data_ptr(tensor),
+    returns: {non_neg_integer(), non_neg_integer()},
+    doc: """
+    Returns `{address, byte_size}` of the tensor's row-major data. Evaluates
+    the tensor first (a strided view is replaced by a dense copy of the same
+    values). The address stays valid while the tensor is alive.
+    """
+
+  defeval tensor_to_shm(tensor, permissions),
+    returns: {String.t(), non_neg_integer()},
+    doc: """
+    Copies the tensor's data into a new POSIX shared-memory segment and returns
+    `{shm_name, byte_size}`. `permissions` is a Unix mode (e.g. `0o400`). The
+    segment persists until `array_from_shm/4` opens it or `shm_unlink/1`.
+    """
+
+  @doc """
+  Moves a tensor to `device` (`:cpu` or `:gpu`) without deallocating the
+  source. A no-op when it is already there.
+  """
+  @spec to_device(tensor_ref(), device()) :: tensor_ref()
+  def to_device(tensor, device) do
+    case {tensor, __device__(device)} do
+      {{device, ref}, device} when is_tensor(device, ref) -> tensor
+      {_, device} -> to_device_job(tensor, device)
+    end
+  end
+
+  defp to_device_job(tensor, device) do
+    queue = __queue_for__(tensor, :to_device)
+    ref = make_ref()
+
+    case EMLX.NIF.to_device(tensor, device, queue, ref) do
+      :ok ->
+        receive do
+          {^ref, {:ok, value}} -> value
+          {^ref, {:error, message}} -> raise EMLX.NIFError, message
+        end
+
+      {:error, message} ->
+        raise EMLX.NIFError, message
+    end
+  end
+
+  @doc """
+  Opens the shared-memory segment `name` written by `tensor_to_shm/2`, copies
+  its `byte_size` bytes into a new `:cpu` tensor of `shape` and `type`, and
+  unlinks the segment.
+  """
+  @spec array_from_shm(String.t(), shape(), type(), non_neg_integer()) :: tensor_ref()
+  def array_from_shm(name, shape, type, byte_size) do
+    unwrap!(EMLX.NIF.array_from_shm(name, shape, type, byte_size))
+  end
+
+  @doc """
+  Unlinks a POSIX shared-memory segment by its name. Safe to call when it was
+  already unlinked.
+  """
+  @spec shm_unlink(String.t()) :: :ok
+  def shm_unlink(name), do: unwrap!(EMLX.NIF.shm_unlink(name))
+
+  ## Memory
+
+  @doc """
+  Returns a map with current memory usage information.
+
+  Keys:
+    * `:active_memory` - bytes currently allocated and in use
+    * `:peak_memory` - highest active memory since last reset
+    * `:cache_memory` - bytes in the allocator cache (freed but not returned to OS)
+
+  ## Examples
+
+      iex> info = EMLX.memory_info()
+      iex> is_integer(info.active_memory) and is_integer(info.peak_memory) and is_integer(info.cache_memory)
+      true
+  """
+  @spec memory_info() :: %{
+          active_memory: non_neg_integer(),
+          peak_memory: non_neg_integer(),
+          cache_memory: non_neg_integer()
+        }
+  def memory_info, do: unwrap!(EMLX.NIF.memory_info())
+
+  @doc """
+  Sets the cache limit in bytes. Returns the previous limit.
+
+  Freed buffers are kept for reuse up to this many bytes; lowering it evicts
+  at once. Set to 0 to disable caching entirely.
+  """
+  @spec set_cache_limit(non_neg_integer()) :: non_neg_integer()
+  def set_cache_limit(limit), do: unwrap!(EMLX.NIF.set_cache_limit(limit))
+
+  @doc """
+  Sets the memory limit in bytes. Returns the previous limit.
+
+  An evaluation that would need more than this (after evicting the cache)
+  fails with `EMLX.NIFError` instead of exhausting memory. Defaults to the
+  machine's physical memory.
+  """
+  @spec set_memory_limit(non_neg_integer()) :: non_neg_integer()
+  def set_memory_limit(limit), do: unwrap!(EMLX.NIF.set_memory_limit(limit))
+
+  @doc """
+  Clears the memory cache, returning freed buffers to the system. Does not
+  affect tensors that are still referenced.
+  """
+  @spec clear_cache() :: :ok
+  def clear_cache, do: unwrap!(EMLX.NIF.clear_cache())
+
+  @doc "Resets the peak memory counter to the current active memory."
+  @spec reset_peak_memory() :: :ok
+  def reset_peak_memory, do: unwrap!(EMLX.NIF.reset_peak_memory())
+
+  ## Metal
+
+  @doc """
+  Starts a Metal GPU frame capture into `path`. This engine has no Metal
+  backend, so it raises `EMLX.NIFError` saying so (after checking `path`).
+  """
+  @spec metal_start_capture(String.t()) :: :ok
+  def metal_start_capture(path), do: unwrap!(EMLX.NIF.metal_start_capture(path))
+
+  @doc "Stops a Metal GPU frame capture; raises `EMLX.NIFError` (no Metal backend here)."
+  @spec metal_stop_capture() :: :ok
+  def metal_stop_capture, do: unwrap!(EMLX.NIF.metal_stop_capture())
+
+  ## Devices and queues
+
+  @doc """
+  Returns the default device.
+
+  Reads `:default_device` from the `:emlx` application environment. When it
+  is not set, that is `:gpu` if a GPU backend is available and `:cpu`
+  otherwise; when it is set to `:gpu` on a machine without one, this raises
+  `EMLX.NIFError`. Override in tests or config via:
+
+      Application.put_env(:emlx, :default_device, :cpu)
+  """
+  @spec default_device() :: device()
+  def default_device do
+    case Application.get_env(:emlx, :default_device) do
+      nil -> if device_available?(:gpu), do: :gpu, else: :cpu
+      {device, index} when is_integer(index) -> configured_device(device)
+      device -> configured_device(device)
+    end
+  end
+
+  defp configured_device(:cpu), do: :cpu
+
+  defp configured_device(:gpu) do
+    if device_available?(:gpu) do
+      :gpu
+    else
+      raise EMLX.NIFError,
+            "default_device: :gpu is configured (config :emlx, default_device: :gpu) " <>
+              "but this EMLX build has no GPU backend available; use :cpu"
+    end
+  end
+
+  defp configured_device(other) do
+    raise ArgumentError,
+          "config :emlx, :default_device must be :cpu or :gpu, got: #{inspect(other)}"
+  end
+
+  defp device_available?(device), do: unwrap!(EMLX.NIF.device_available(device))
+
+  @doc false
+  # Picks the command queue for work on `device` and the device the work runs
+  # on, in this order:
+  #
+  #   1. the queue bound to this process by `EMLX.CommandQueue.with_queue/2`,
+  #      when it is on `device`;
+  #   2. otherwise the application's default queue for `device`.
+  #
+  # A bound queue on another device is used only with
+  # `config :emlx, cross_device_promotion: true` (and `warn_cross_device: true`
+  # logs it); by default the tensor's own device's default queue is used.
+  @spec resolve_worker(device()) :: {reference() | nil, device()}
+  def resolve_worker(device) do
+    case Process.get(:emlx_command_queue) do
+      nil -> {EMLX.Application.default_worker(device), device}
+      {queue, ^device} -> {queue, device}
+      {queue, bound} -> resolve_cross_device(device, queue, bound)
+    end
+  end
+
+  defp resolve_cross_device(requested, queue, bound) do
+    if Application.get_env(:emlx, :cross_device_promotion, false) do
+      if Application.get_env(:emlx, :warn_cross_device, false) do
+        require Logger
+
+        Logger.warning(
+          "[EMLX] cross-device promotion: #{requested} tensor routed to #{bound} queue"
+        )
+      end
+
+      {queue, bound}
+    else
+      {EMLX.Application.default_worker(requested), requested}
+    end
+  end
+
+  @doc false
+  # The queue for work on `tensor`. Malformed tensors get the cpu queue, so
+  # the native call reports what is wrong with them.
+  def __queue_for__({device, _}, name) when device in [:cpu, :gpu] do
+    case resolve_worker(device) do
+      {nil, device} -> raise EMLX.NIFError, "#{name}: " <> no_queue(device)
+      {queue, _device} -> queue
+    end
+  end
+
+  def __queue_for__(_other, _name), do: EMLX.Application.default_worker(:cpu)
+
+  defp no_queue(device) do
+    if List.keymember?(Application.started_applications(), :emlx, 0) do
+      "device #{device} has no command queue: it is not available in this build"
+    else
+      "no command queue for #{device}: the :emlx application is not started"
+    end
+  end
+
+  @doc false
+  def __device__({device, index}) when is_atom(device) and is_integer(index), do: device
+  def __device__(device), do: device
+
+  @doc false
+  def __scalar__(%{re: re, im: im}), do: {re, im}
+  def __scalar__(scalar), do: scalar
+
+  defp item_value({:complex, re, im}) do
+    if Code.ensure_loaded?(Complex), do: apply(Complex, :new, [re, im]), else: {re, im}
+  end
+
+  defp item_value(value), do: value
+
+  defp unwrap!(:ok), do: :ok
+  defp unwrap!({:ok, value}), do: value
+  defp unwrap!({:error, message}), do: raise(EMLX.NIFError, message)
+end
