@@ -33,6 +33,21 @@ static emlx_array *build_exp2p1(emlx_array *const *in) {
 
 static emlx_array *build_sum_all(emlx_array *const *in) { return emlx_sum(in[0], NULL, 0, false); }
 
+static emlx_array *build_exp(emlx_array *const *in) { return emlx_exp(in[0]); }
+
+static emlx_array *build_sum_inner(emlx_array *const *in) {
+  const int axis = 1;
+  return emlx_sum(in[0], &axis, 1, false);
+}
+
+static emlx_array *build_sum_outer(emlx_array *const *in) {
+  const int axis = 0;
+  return emlx_sum(in[0], &axis, 1, false);
+}
+
+#define F32_4096SQ(seed_)                                                                          \
+  { .dtype = EMLX_FLOAT32, .ndim = 2, .shape = {4096, 4096}, .seed = (seed_), .dist = BENCH_U01 }
+
 static const bench_case cases[] = {
     {
         .name = "add_f32_16M",
@@ -57,6 +72,30 @@ static const bench_case cases[] = {
         .ninputs = 1,
         .inputs = {F32_1D(M64, 4, BENCH_U01)},
         .build = build_sum_all,
+    },
+    {
+        .name = "exp_f32_16M",
+        .what = "exp(x), x f32 [16M] in [-1, 1)",
+        .bytes = 2.0 * F32_BYTES * (double)M16,
+        .ninputs = 1,
+        .inputs = {F32_1D(M16, 5, BENCH_SYM)},
+        .build = build_exp,
+    },
+    {
+        .name = "sum_inner_f32_4096",
+        .what = "sum(a, axis=1), a f32 [4096, 4096] in [0, 1)",
+        .bytes = F32_BYTES * 4096.0 * 4096.0,
+        .ninputs = 1,
+        .inputs = {F32_4096SQ(6)},
+        .build = build_sum_inner,
+    },
+    {
+        .name = "sum_outer_f32_4096",
+        .what = "sum(a, axis=0), a f32 [4096, 4096] in [0, 1)",
+        .bytes = F32_BYTES * 4096.0 * 4096.0,
+        .ninputs = 1,
+        .inputs = {F32_4096SQ(7)},
+        .build = build_sum_outer,
     },
 };
 

@@ -130,6 +130,20 @@ def _exp2p1_out(x):
     return run
 
 
+def _unary_out(fn):
+    def variant(x):
+        o = np.empty_like(x)
+        return lambda: fn(x, out=o)
+    return variant
+
+
+def _sum_out(axis):
+    def variant(a):
+        o = np.empty(a.shape[1 - axis], a.dtype)
+        return lambda: np.sum(a, axis=axis, out=o)
+    return variant
+
+
 CASES: Dict[str, Case] = {
     "add_f32_16M": Case(
         area="bench_core",
@@ -146,6 +160,21 @@ CASES: Dict[str, Case] = {
         inputs=[Input("float32", (M64,), 4, "u01")],
         numpy={"expr": lambda a: lambda: a.sum()},
         rtol=1e-5,
+    ),
+    "exp_f32_16M": Case(
+        area="bench_core",
+        inputs=[Input("float32", (M16,), 5)],
+        numpy={"expr": lambda x: lambda: np.exp(x), "out": _unary_out(np.exp)},
+    ),
+    "sum_inner_f32_4096": Case(
+        area="bench_core",
+        inputs=[Input("float32", (4096, 4096), 6, "u01")],
+        numpy={"expr": lambda a: lambda: a.sum(axis=1), "out": _sum_out(1)},
+    ),
+    "sum_outer_f32_4096": Case(
+        area="bench_core",
+        inputs=[Input("float32", (4096, 4096), 7, "u01")],
+        numpy={"expr": lambda a: lambda: a.sum(axis=0), "out": _sum_out(0)},
     ),
 }
 
