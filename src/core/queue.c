@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -30,6 +31,8 @@ struct emlx_queue {
   request *head, *tail;
   uint64_t submitted, completed;
   bool stop;
+  bool sleeping;          /* the worker waits on `work` (guarded by mu) */
+  _Atomic uint64_t posted; /* bumped on every submit, for the spinning worker */
   bool is_default;
   bool failed; /* a request failed since the last synchronize */
   char error[512];
@@ -55,11 +58,39 @@ static void finish(emlx_queue *q, request *r, int status, const char *msg) {
   free(r);
 }
 
+/* How long an idle worker spins before sleeping: a caller that evaluates
+ * in a loop (a decode step, the NIF's eval round trip) then finds it awake
+ * instead of paying a thread wake-up per request. */
+#define QUEUE_SPIN_NS 50000
+
+static int64_t queue_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Waits for a request or stop; the caller holds q->mu, as on return. */
+static void wait_for_work(emlx_queue *q) {
+  while (!q->head && !q->stop) {
+    uint64_t seen = atomic_load_explicit(&q->posted, memory_order_acquire);
+    pthread_mutex_unlock(&q->mu);
+    int64_t until = queue_now_ns() + QUEUE_SPIN_NS;
+    while (atomic_load_explicit(&q->posted, memory_order_acquire) == seen &&
+           queue_now_ns() < until)
+      emlx__cpu_relax();
+    pthread_mutex_lock(&q->mu);
+    if (q->head || q->stop) break;
+    q->sleeping = true;
+    pthread_cond_wait(&q->work, &q->mu);
+    q->sleeping = false;
+  }
+}
+
 static void *queue_main(void *arg) {
   emlx_queue *q = arg;
   pthread_mutex_lock(&q->mu);
   for (;;) {
-    while (!q->head && !q->stop) pthread_cond_wait(&q->work, &q->mu);
+    wait_for_work(q);
     if (!q->head) break; /* stopping, and drained */
     request *r = q->head;
     q->head = r->next;
@@ -98,6 +129,7 @@ void emlx_queue_free(emlx_queue *q) {
   if (!q || q->is_default) return;
   pthread_mutex_lock(&q->mu);
   q->stop = true;
+  atomic_fetch_add_explicit(&q->posted, 1, memory_order_release);
   pthread_cond_broadcast(&q->work);
   pthread_mutex_unlock(&q->mu);
   pthread_join(q->thread, NULL);
@@ -146,7 +178,8 @@ static int submit(emlx_queue *q, emlx_array *const *arrays, size_t n, emlx_eval_
   else q->head = r;
   q->tail = r;
   q->submitted++;
-  pthread_cond_signal(&q->work);
+  atomic_fetch_add_explicit(&q->posted, 1, memory_order_release);
+  if (q->sleeping) pthread_cond_signal(&q->work);
   pthread_mutex_unlock(&q->mu);
   return 0;
 }
