@@ -45,6 +45,13 @@ void emlx_cpu_iter_init(emlx_cpu_iter *it, int ndim, const int64_t *shape, int n
 void emlx_cpu_iter_run_unary(const emlx_cpu_iter *it, emlx_cpu_unary_loop fn, int64_t grain);
 void emlx_cpu_iter_run_binary(const emlx_cpu_iter *it, emlx_cpu_binary_loop fn, int64_t grain);
 
+/* Strides (elements) of `a` seen through `out`'s shape, NumPy broadcasting
+ * on trailing axes (0 for stretched axes). 0, or -1 with an error. */
+int emlx_cpu_broadcast_strides(const emlx_array *a, const emlx_array *out, int64_t *st);
+/* `in` when the output may take its buffer (same shape and dtype; the
+ * allocator's donate helper checks the rest), else NULL. */
+emlx_array *emlx_cpu_donor(emlx_array *in, const emlx_array *out);
+
 /* Elements per parallel chunk for cheap, memory-bound loops. */
 #define EMLX_CPU_GRAIN 32768
 

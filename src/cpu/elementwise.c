@@ -10,39 +10,6 @@
 
 #include "cpu.h"
 
-static int same_shape(const emlx_array *a, const emlx_array *b) {
-  if (a->ndim != b->ndim)
-    return 0;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i])
-      return 0;
-  return 1;
-}
-
-/* An input the output may take the buffer of: same shape and dtype. */
-static emlx_array *donor(emlx_array *in, const emlx_array *out) {
-  return in && in->dtype == out->dtype && same_shape(in, out) ? in : NULL;
-}
-
-/* Strides of `a` seen through the output's shape (NumPy broadcasting). */
-static int broadcast_strides(const emlx_array *a, const emlx_array *out, int64_t *st) {
-  int off = out->ndim - a->ndim;
-  if (off < 0)
-    return EMLX_FAIL("cpu: input of rank %d does not broadcast to rank %d", a->ndim, out->ndim);
-  for (int i = 0; i < out->ndim; i++) {
-    int ai = i - off;
-    if (ai < 0 || a->shape[ai] == 1) {
-      st[i] = 0;
-    } else if (a->shape[ai] == out->shape[i]) {
-      st[i] = a->strides[ai];
-    } else {
-      return EMLX_FAIL("cpu: input dim %lld does not broadcast to %lld", (long long)a->shape[ai],
-                       (long long)out->shape[i]);
-    }
-  }
-  return 0;
-}
-
 static int64_t unary_grain(emlx_prim prim, emlx_dtype dt) {
   if (prim == EMLX_PRIM_EXP)
     return dt == EMLX_COMPLEX64 ? 1024 : 8192;
@@ -81,11 +48,11 @@ int emlx_cpu_unary(const emlx_node *node, emlx_array *const *inputs, emlx_array 
                      emlx_dtype_name(di), emlx_dtype_name(dout));
 
   int64_t st[EMLX_MAX_NDIM];
-  if (broadcast_strides(in, out, st) != 0)
+  if (emlx_cpu_broadcast_strides(in, out, st) != 0)
     return -1;
   /* Read the input's address before allocating: donation may move its buffer. */
   const char *src = (const char *)emlx__data(in);
-  if (emlx__array_alloc_data_donate(out, donor(in, out)) != 0)
+  if (emlx__array_alloc_data_donate(out, emlx_cpu_donor(in, out)) != 0)
     return -1;
   if (out->size == 0)
     return 0;
@@ -135,12 +102,12 @@ int emlx_cpu_binary(const emlx_node *node, emlx_array *const *inputs, emlx_array
                      emlx_dtype_name(dt));
 
   int64_t sa[EMLX_MAX_NDIM], sb[EMLX_MAX_NDIM];
-  if (broadcast_strides(a, out, sa) != 0 || broadcast_strides(b, out, sb) != 0)
+  if (emlx_cpu_broadcast_strides(a, out, sa) != 0 || emlx_cpu_broadcast_strides(b, out, sb) != 0)
     return -1;
   const char *pa = (const char *)emlx__data(a), *pb = (const char *)emlx__data(b);
-  emlx_array *give = donor(a, out);
+  emlx_array *give = emlx_cpu_donor(a, out);
   if (!give)
-    give = donor(b, out);
+    give = emlx_cpu_donor(b, out);
   if (emlx__array_alloc_data_donate(out, give) != 0)
     return -1;
   if (out->size == 0)

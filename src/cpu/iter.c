@@ -162,3 +162,33 @@ void emlx_cpu_iter_run_binary(const emlx_cpu_iter *it, emlx_cpu_binary_loop fn, 
   iter_job job = {it, NULL, fn};
   iter_run(&job, grain);
 }
+
+static bool same_shape(const emlx_array *a, const emlx_array *b) {
+  if (a->ndim != b->ndim)
+    return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i])
+      return false;
+  return true;
+}
+
+emlx_array *emlx_cpu_donor(emlx_array *in, const emlx_array *out) {
+  return in && in->dtype == out->dtype && same_shape(in, out) ? in : NULL;
+}
+
+int emlx_cpu_broadcast_strides(const emlx_array *a, const emlx_array *out, int64_t *st) {
+  int off = out->ndim - a->ndim;
+  if (off < 0)
+    return EMLX_FAIL("cpu: input of rank %d does not broadcast to rank %d", a->ndim, out->ndim);
+  for (int i = 0; i < out->ndim; i++) {
+    int ai = i - off;
+    if (ai < 0 || a->shape[ai] == 1)
+      st[i] = 0;
+    else if (a->shape[ai] == out->shape[i])
+      st[i] = a->strides[ai];
+    else
+      return EMLX_FAIL("cpu: input dim %lld does not broadcast to %lld", (long long)a->shape[ai],
+                       (long long)out->shape[i]);
+  }
+  return 0;
+}

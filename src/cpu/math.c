@@ -13,37 +13,6 @@
 #include "math_isa.h"
 #include "params_math.h"
 
-static int same_shape(const emlx_array *a, const emlx_array *b) {
-  if (a->ndim != b->ndim)
-    return 0;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i])
-      return 0;
-  return 1;
-}
-
-static emlx_array *donor(emlx_array *in, const emlx_array *out) {
-  return in && in->dtype == out->dtype && same_shape(in, out) ? in : NULL;
-}
-
-/* Strides of a seen through the output's shape (NumPy broadcasting). */
-static int bcast_strides(const emlx_array *a, const emlx_array *out, int64_t *st) {
-  int off = out->ndim - a->ndim;
-  if (off < 0)
-    return EMLX_FAIL("cpu: input of rank %d does not broadcast to rank %d", a->ndim, out->ndim);
-  for (int i = 0; i < out->ndim; i++) {
-    int ai = i - off;
-    if (ai < 0 || a->shape[ai] == 1)
-      st[i] = 0;
-    else if (a->shape[ai] == out->shape[i])
-      st[i] = a->strides[ai];
-    else
-      return EMLX_FAIL("cpu: input dim %lld does not broadcast to %lld", (long long)a->shape[ai],
-                       (long long)out->shape[i]);
-  }
-  return 0;
-}
-
 static int node_mode(const emlx_node *node) {
   if (node->params_size < sizeof(emlx_math_mode_params))
     return 0;
@@ -155,10 +124,10 @@ int emlx_cpu_math_unary(const emlx_node *node, emlx_array *const *inputs,
     return EMLX_FAIL("cpu: %s is not supported from %s to %s", emlx_prim_table[node->prim].name,
                      emlx_dtype_name(di), emlx_dtype_name(out->dtype));
   int64_t st[EMLX_MAX_NDIM];
-  if (bcast_strides(in, out, st) != 0)
+  if (emlx_cpu_broadcast_strides(in, out, st) != 0)
     return -1;
   const char *src = (const char *)emlx__data(in); /* before donation moves the buffer */
-  if (emlx__array_alloc_data_donate(out, donor(in, out)) != 0)
+  if (emlx__array_alloc_data_donate(out, emlx_cpu_donor(in, out)) != 0)
     return -1;
   if (out->size == 0)
     return 0;
@@ -246,12 +215,12 @@ int emlx_cpu_math_binary(const emlx_node *node, emlx_array *const *inputs,
     return EMLX_FAIL("cpu: %s is not supported for %s", emlx_prim_table[node->prim].name,
                      emlx_dtype_name(dt));
   int64_t sa[EMLX_MAX_NDIM], sb[EMLX_MAX_NDIM];
-  if (bcast_strides(a, out, sa) != 0 || bcast_strides(b, out, sb) != 0)
+  if (emlx_cpu_broadcast_strides(a, out, sa) != 0 || emlx_cpu_broadcast_strides(b, out, sb) != 0)
     return -1;
   const char *pa = (const char *)emlx__data(a), *pb = (const char *)emlx__data(b);
-  emlx_array *give = donor(a, out);
+  emlx_array *give = emlx_cpu_donor(a, out);
   if (!give)
-    give = donor(b, out);
+    give = emlx_cpu_donor(b, out);
   if (emlx__array_alloc_data_donate(out, give) != 0)
     return -1;
   if (out->size == 0)
@@ -309,12 +278,12 @@ int emlx_cpu_math_nary(const emlx_node *node, emlx_array *const *inputs,
   const char *src[3];
   emlx_array *give = NULL;
   for (int k = 0; k < nin; k++) {
-    if (bcast_strides(inputs[k], out, st[k]) != 0)
+    if (emlx_cpu_broadcast_strides(inputs[k], out, st[k]) != 0)
       return -1;
     sts[k] = st[k];
     src[k] = (const char *)emlx__data(inputs[k]);
     if (!give && (node->prim != EMLX_PRIM_WHERE || k > 0))
-      give = donor(inputs[k], out);
+      give = emlx_cpu_donor(inputs[k], out);
   }
   if (emlx__array_alloc_data_donate(out, give) != 0)
     return -1;
