@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "emlx.h"
 #include "prims.h"
@@ -26,8 +27,8 @@ void emlx__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 
 /* ---- buffers (allocator) -------------------------------------------------- */
 typedef struct emlx_buffer {
-  void *ptr;                /* 64-byte aligned */
-  size_t capacity;          /* bytes usable (the size class) */
+  void *ptr;       /* 64-byte aligned */
+  size_t capacity; /* bytes usable (the size class) */
   _Atomic long refcount;
   emlx_device device;
   struct emlx_buffer *prev; /* links in the allocator's cache lists */
@@ -35,8 +36,8 @@ typedef struct emlx_buffer {
   struct emlx_buffer *lru_prev;
   struct emlx_buffer *lru_next;
   uint32_t bucket;
-  uint8_t mapped;           /* came from mmap (huge-page candidate) */
-  uint8_t external;         /* memory not owned by the allocator */
+  uint8_t mapped;   /* came from mmap (huge-page candidate) */
+  uint8_t external; /* memory not owned by the allocator */
 } emlx_buffer;
 
 /* NULL with an error when the memory limit would be exceeded. nbytes 0 gives
@@ -57,18 +58,18 @@ typedef struct emlx_node emlx_node;
 
 struct emlx_array {
   _Atomic long refcount;
-  _Atomic int status;     /* EMLX_STATUS_*; READY is published with release order */
+  _Atomic int status; /* EMLX_STATUS_*; READY is published with release order */
   emlx_dtype dtype;
   emlx_device device;
   int ndim;
-  int64_t size;           /* prod(shape) */
-  int64_t *shape;         /* points at inline_shape when ndim <= EMLX_INLINE_DIMS */
-  int64_t *strides;       /* elements; valid once READY */
-  int64_t offset;         /* elements from buffer start; valid once READY */
-  uint32_t flags;         /* EMLX_FLAG_*; valid once READY */
-  emlx_buffer *buffer;    /* valid once READY (NULL only while lazy) */
-  emlx_node *node;        /* producer; NULL for leaves; kept until the array dies */
-  int output_index;       /* which output of node this array is */
+  int64_t size;        /* prod(shape) */
+  int64_t *shape;      /* points at inline_shape when ndim <= EMLX_INLINE_DIMS */
+  int64_t *strides;    /* elements; valid once READY */
+  int64_t offset;      /* elements from buffer start; valid once READY */
+  uint32_t flags;      /* EMLX_FLAG_*; valid once READY */
+  emlx_buffer *buffer; /* valid once READY (NULL only while lazy) */
+  emlx_node *node;     /* producer; NULL for leaves; kept until the array dies */
+  int output_index;    /* which output of node this array is */
   int64_t inline_shape[EMLX_INLINE_DIMS];
   int64_t inline_strides[EMLX_INLINE_DIMS];
 };
@@ -104,8 +105,8 @@ void emlx__copy_to_host(const emlx_array *a, void *dst);
 int emlx__check_device(emlx_device dev, const char *op);
 
 /* ---- scalar conversions (reference semantics of astype) ---------------------- */
-double emlx__load_f64(const void *p, emlx_dtype dtype);   /* complex: real part */
-int64_t emlx__load_i64(const void *p, emlx_dtype dtype);  /* floats truncate, saturate */
+double emlx__load_f64(const void *p, emlx_dtype dtype);  /* complex: real part */
+int64_t emlx__load_i64(const void *p, emlx_dtype dtype); /* floats truncate, saturate */
 /* Stores v converted to dtype with astype's rules (complex: imaginary 0). */
 void emlx__store_f64(void *p, emlx_dtype dtype, double v);
 void emlx__store_i64(void *p, emlx_dtype dtype, int64_t v);
@@ -117,14 +118,14 @@ uint16_t emlx__f64_to_bf16(double v);
 enum { EMLX_NODE_PENDING = 0, EMLX_NODE_RUNNING = 1, EMLX_NODE_DONE = 2 };
 
 struct emlx_node {
-  _Atomic long refcount;    /* one per live output array */
-  _Atomic int state;        /* EMLX_NODE_* */
-  atomic_flag lock;         /* guards inputs and outputs while the node is shared */
+  _Atomic long refcount; /* one per live output array */
+  _Atomic int state;     /* EMLX_NODE_* */
+  atomic_flag lock;      /* guards inputs and outputs while the node is shared */
   emlx_prim prim;
   int ninputs;
   int noutputs;
-  emlx_array **inputs;      /* strong references; dropped once DONE */
-  emlx_array **outputs;     /* weak back-pointers; NULL once that output died */
+  emlx_array **inputs;  /* strong references; dropped once DONE */
+  emlx_array **outputs; /* weak back-pointers; NULL once that output died */
   size_t params_size;
   _Alignas(16) unsigned char params[]; /* plain data (see prims.h), compared bytewise */
 };
@@ -177,8 +178,17 @@ static inline void emlx__cpu_relax(void) {
 #endif
 }
 
+/* Monotonic clock in nanoseconds, for the bounded spins of the pool and the
+ * queues. */
+static inline int64_t emlx__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static inline void emlx__spin_lock(atomic_flag *f) {
-  while (atomic_flag_test_and_set_explicit(f, memory_order_acquire)) emlx__cpu_relax();
+  while (atomic_flag_test_and_set_explicit(f, memory_order_acquire))
+    emlx__cpu_relax();
 }
 static inline void emlx__spin_unlock(atomic_flag *f) {
   atomic_flag_clear_explicit(f, memory_order_release);

@@ -22,8 +22,8 @@ typedef struct job {
   int64_t n, chunk, nchunks;
   _Atomic int64_t next;
   _Atomic int64_t done;
-  int helpers;       /* workers inside run_chunks; guarded by the pool mutex */
-  int max_helpers;   /* threads beyond the caller allowed to join */
+  int helpers;     /* workers inside run_chunks; guarded by the pool mutex */
+  int max_helpers; /* threads beyond the caller allowed to join */
   struct job *link;
 } job;
 
@@ -32,9 +32,9 @@ typedef struct pool {
   pthread_cond_t work;
   pthread_cond_t finished;
   pthread_once_t once;
-  job *jobs;               /* open jobs, oldest first */
-  _Atomic int posted;      /* bumped on every post, for spinning workers */
-  _Atomic int nthreads;    /* the thread count kernels split for */
+  job *jobs;            /* open jobs, oldest first */
+  _Atomic int posted;   /* bumped on every post, for spinning workers */
+  _Atomic int nthreads; /* the thread count kernels split for */
   int nworkers;
   pthread_t workers[MAX_THREADS];
 } pool;
@@ -48,16 +48,11 @@ static pool g_pool = {
 
 static _Thread_local bool tls_in_parallel;
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void run_chunks(job *j) {
   for (;;) {
     int64_t c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
-    if (c >= j->nchunks) return;
+    if (c >= j->nchunks)
+      return;
     int64_t begin = c * j->chunk;
     int64_t end = begin + j->chunk < j->n ? begin + j->chunk : j->n;
     j->fn(j->ctx, begin, end);
@@ -84,9 +79,9 @@ static void *worker_main(void *arg) {
       /* Spin a little before sleeping: the next kernel usually follows. */
       int seen = atomic_load_explicit(&g_pool.posted, memory_order_acquire);
       pthread_mutex_unlock(&g_pool.mu);
-      int64_t until = now_ns() + SPIN_NS;
+      int64_t until = emlx__now_ns() + SPIN_NS;
       while (atomic_load_explicit(&g_pool.posted, memory_order_acquire) == seen &&
-             now_ns() < until)
+             emlx__now_ns() < until)
         emlx__cpu_relax();
       pthread_mutex_lock(&g_pool.mu);
       j = open_job();
@@ -100,7 +95,8 @@ static void *worker_main(void *arg) {
     run_chunks(j);
     pthread_mutex_lock(&g_pool.mu);
     j->helpers--;
-    if (j->helpers == 0) pthread_cond_broadcast(&g_pool.finished);
+    if (j->helpers == 0)
+      pthread_cond_broadcast(&g_pool.finished);
   }
   return NULL;
 }
@@ -109,7 +105,8 @@ static int env_threads(void) {
   const char *s = getenv("EMLX_NUM_THREADS");
   if (s && *s) {
     long v = strtol(s, NULL, 10);
-    if (v >= 1) return v > MAX_THREADS ? MAX_THREADS : (int)v;
+    if (v >= 1)
+      return v > MAX_THREADS ? MAX_THREADS : (int)v;
   }
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : (n > MAX_THREADS ? MAX_THREADS : (int)n);
@@ -123,7 +120,8 @@ static void grow_workers(int n) {
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     int rc = pthread_create(&g_pool.workers[g_pool.nworkers], &attr, worker_main, NULL);
     pthread_attr_destroy(&attr);
-    if (rc != 0) break; /* run with fewer threads */
+    if (rc != 0)
+      break; /* run with fewer threads */
     g_pool.nworkers++;
   }
 }
@@ -147,7 +145,8 @@ int emlx_set_num_threads(int n) {
     return -1;
   }
   pthread_once(&g_pool.once, pool_init);
-  if (n > MAX_THREADS) n = MAX_THREADS;
+  if (n > MAX_THREADS)
+    n = MAX_THREADS;
   pthread_mutex_lock(&g_pool.mu);
   grow_workers(n);
   int old = atomic_load(&g_pool.nthreads);
@@ -157,8 +156,10 @@ int emlx_set_num_threads(int n) {
 }
 
 void emlx__parallel_for(int64_t n, int64_t grain, emlx_range_fn fn, void *ctx) {
-  if (n <= 0) return;
-  if (grain < 1) grain = 1;
+  if (n <= 0)
+    return;
+  if (grain < 1)
+    grain = 1;
   int nt = emlx_num_threads();
   if (nt == 1 || n <= grain || tls_in_parallel) {
     fn(ctx, 0, n);
@@ -167,7 +168,8 @@ void emlx__parallel_for(int64_t n, int64_t grain, emlx_range_fn fn, void *ctx) {
   /* A few chunks per thread balance uneven work without much overhead. */
   int64_t target = (int64_t)nt * 4;
   int64_t chunk = (n + target - 1) / target;
-  if (chunk < grain) chunk = grain;
+  if (chunk < grain)
+    chunk = grain;
   job j = {.fn = fn, .ctx = ctx, .n = n, .chunk = chunk, .max_helpers = nt - 1};
   j.nchunks = (n + chunk - 1) / chunk;
   atomic_init(&j.next, 0);
@@ -175,7 +177,8 @@ void emlx__parallel_for(int64_t n, int64_t grain, emlx_range_fn fn, void *ctx) {
 
   pthread_mutex_lock(&g_pool.mu);
   job **tail = &g_pool.jobs;
-  while (*tail) tail = &(*tail)->link;
+  while (*tail)
+    tail = &(*tail)->link;
   *tail = &j;
   atomic_fetch_add_explicit(&g_pool.posted, 1, memory_order_release);
   pthread_cond_broadcast(&g_pool.work);
@@ -185,8 +188,8 @@ void emlx__parallel_for(int64_t n, int64_t grain, emlx_range_fn fn, void *ctx) {
   run_chunks(&j);
   tls_in_parallel = false;
 
-  int64_t until = now_ns() + SPIN_NS;
-  while (atomic_load_explicit(&j.done, memory_order_acquire) < j.nchunks && now_ns() < until)
+  int64_t until = emlx__now_ns() + SPIN_NS;
+  while (atomic_load_explicit(&j.done, memory_order_acquire) < j.nchunks && emlx__now_ns() < until)
     emlx__cpu_relax();
   pthread_mutex_lock(&g_pool.mu);
   for (job **p = &g_pool.jobs; *p; p = &(*p)->link)
@@ -207,11 +210,13 @@ typedef struct run_ctx {
 
 static void run_one(void *p, int64_t begin, int64_t end) {
   run_ctx *r = p;
-  for (int64_t t = begin; t < end; t++) r->fn(r->ctx, (int)t, r->nthreads);
+  for (int64_t t = begin; t < end; t++)
+    r->fn(r->ctx, (int)t, r->nthreads);
 }
 
 void emlx__parallel_run(int nthreads, emlx_thread_fn fn, void *ctx) {
-  if (nthreads < 1) nthreads = 1;
+  if (nthreads < 1)
+    nthreads = 1;
   run_ctx r = {fn, ctx, nthreads};
   emlx__parallel_for(nthreads, 1, run_one, &r);
 }

@@ -31,7 +31,7 @@ struct emlx_queue {
   request *head, *tail;
   uint64_t submitted, completed;
   bool stop;
-  bool sleeping;          /* the worker waits on `work` (guarded by mu) */
+  bool sleeping;           /* the worker waits on `work` (guarded by mu) */
   _Atomic uint64_t posted; /* bumped on every submit, for the spinning worker */
   bool is_default;
   bool failed; /* a request failed since the last synchronize */
@@ -39,9 +39,11 @@ struct emlx_queue {
 };
 
 static void finish(emlx_queue *q, request *r, int status, const char *msg) {
-  for (size_t i = 0; i < r->n; i++) emlx_release(r->arrays[i]);
+  for (size_t i = 0; i < r->n; i++)
+    emlx_release(r->arrays[i]);
   free(r->arrays);
-  if (r->cb) r->cb(status, msg, r->user);
+  if (r->cb)
+    r->cb(status, msg, r->user);
   pthread_mutex_lock(&q->mu);
   if (status != 0 && !q->failed) {
     q->failed = true;
@@ -63,23 +65,17 @@ static void finish(emlx_queue *q, request *r, int status, const char *msg) {
  * instead of paying a thread wake-up per request. */
 #define QUEUE_SPIN_NS 50000
 
-static int64_t queue_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Waits for a request or stop; the caller holds q->mu, as on return. */
 static void wait_for_work(emlx_queue *q) {
   while (!q->head && !q->stop) {
     uint64_t seen = atomic_load_explicit(&q->posted, memory_order_acquire);
     pthread_mutex_unlock(&q->mu);
-    int64_t until = queue_now_ns() + QUEUE_SPIN_NS;
-    while (atomic_load_explicit(&q->posted, memory_order_acquire) == seen &&
-           queue_now_ns() < until)
+    int64_t until = emlx__now_ns() + QUEUE_SPIN_NS;
+    while (atomic_load_explicit(&q->posted, memory_order_acquire) == seen && emlx__now_ns() < until)
       emlx__cpu_relax();
     pthread_mutex_lock(&q->mu);
-    if (q->head || q->stop) break;
+    if (q->head || q->stop)
+      break;
     q->sleeping = true;
     pthread_cond_wait(&q->work, &q->mu);
     q->sleeping = false;
@@ -91,10 +87,12 @@ static void *queue_main(void *arg) {
   pthread_mutex_lock(&q->mu);
   for (;;) {
     wait_for_work(q);
-    if (!q->head) break; /* stopping, and drained */
+    if (!q->head)
+      break; /* stopping, and drained */
     request *r = q->head;
     q->head = r->next;
-    if (!q->head) q->tail = NULL;
+    if (!q->head)
+      q->tail = NULL;
     pthread_mutex_unlock(&q->mu);
     int status = emlx__eval(r->arrays, r->n);
     finish(q, r, status, status == 0 ? "" : emlx_last_error());
@@ -105,9 +103,11 @@ static void *queue_main(void *arg) {
 }
 
 static emlx_queue *queue_create(emlx_device dev, bool is_default) {
-  if (emlx__check_device(dev, "queue_new") != 0) return NULL;
+  if (emlx__check_device(dev, "queue_new") != 0)
+    return NULL;
   emlx_queue *q = calloc(1, sizeof *q);
-  if (!q) return EMLX_FAIL_NULL("queue_new: out of memory");
+  if (!q)
+    return EMLX_FAIL_NULL("queue_new: out of memory");
   q->dev = dev;
   q->is_default = is_default;
   pthread_mutex_init(&q->mu, NULL);
@@ -126,7 +126,8 @@ static emlx_queue *queue_create(emlx_device dev, bool is_default) {
 emlx_queue *emlx_queue_new(emlx_device dev) { return queue_create(dev, false); }
 
 void emlx_queue_free(emlx_queue *q) {
-  if (!q || q->is_default) return;
+  if (!q || q->is_default)
+    return;
   pthread_mutex_lock(&q->mu);
   q->stop = true;
   atomic_fetch_add_explicit(&q->posted, 1, memory_order_release);
@@ -143,9 +144,11 @@ static pthread_mutex_t g_default_mu = PTHREAD_MUTEX_INITIALIZER;
 static emlx_queue *g_default[EMLX_DEVICE_COUNT];
 
 emlx_queue *emlx_default_queue(emlx_device dev) {
-  if (emlx__check_device(dev, "default_queue") != 0) return NULL;
+  if (emlx__check_device(dev, "default_queue") != 0)
+    return NULL;
   pthread_mutex_lock(&g_default_mu);
-  if (!g_default[dev]) g_default[dev] = queue_create(dev, true);
+  if (!g_default[dev])
+    g_default[dev] = queue_create(dev, true);
   emlx_queue *q = g_default[dev];
   pthread_mutex_unlock(&g_default_mu);
   return q;
@@ -156,10 +159,13 @@ emlx_device emlx_queue_device(const emlx_queue *q) { return q ? q->dev : EMLX_DE
 /* Validates and queues a request; 0 or -1. */
 static int submit(emlx_queue *q, emlx_array *const *arrays, size_t n, emlx_eval_callback cb,
                   void *user, bool *done, int *status, char *error, const char *op) {
-  if (!q) return EMLX_FAIL("%s: queue is NULL", op);
-  if (n > 0 && !arrays) return EMLX_FAIL("%s: array list is NULL", op);
+  if (!q)
+    return EMLX_FAIL("%s: queue is NULL", op);
+  if (n > 0 && !arrays)
+    return EMLX_FAIL("%s: array list is NULL", op);
   for (size_t i = 0; i < n; i++) {
-    if (!arrays[i]) return EMLX_FAIL("%s: array %zu is NULL", op, i);
+    if (!arrays[i])
+      return EMLX_FAIL("%s: array %zu is NULL", op, i);
     if (arrays[i]->device != q->dev)
       return EMLX_FAIL("%s: array %zu is on %s but the queue is on %s", op, i,
                        emlx_device_name(arrays[i]->device), emlx_device_name(q->dev));
@@ -171,15 +177,19 @@ static int submit(emlx_queue *q, emlx_array *const *arrays, size_t n, emlx_eval_
     free(copy);
     return EMLX_FAIL("%s: out of memory", op);
   }
-  for (size_t i = 0; i < n; i++) copy[i] = emlx_retain(arrays[i]);
+  for (size_t i = 0; i < n; i++)
+    copy[i] = emlx_retain(arrays[i]);
   *r = (request){copy, n, cb, user, done, status, error, NULL};
   pthread_mutex_lock(&q->mu);
-  if (q->tail) q->tail->next = r;
-  else q->head = r;
+  if (q->tail)
+    q->tail->next = r;
+  else
+    q->head = r;
   q->tail = r;
   q->submitted++;
   atomic_fetch_add_explicit(&q->posted, 1, memory_order_release);
-  if (q->sleeping) pthread_cond_signal(&q->work);
+  if (q->sleeping)
+    pthread_cond_signal(&q->work);
   pthread_mutex_unlock(&q->mu);
   return 0;
 }
@@ -193,19 +203,24 @@ int emlx_eval_on(emlx_queue *q, emlx_array *const *arrays, size_t n) {
   bool done = false;
   int status = 0;
   char error[512] = "";
-  if (submit(q, arrays, n, NULL, NULL, &done, &status, error, "eval_on") != 0) return -1;
+  if (submit(q, arrays, n, NULL, NULL, &done, &status, error, "eval_on") != 0)
+    return -1;
   pthread_mutex_lock(&q->mu);
-  while (!done) pthread_cond_wait(&q->progress, &q->mu);
+  while (!done)
+    pthread_cond_wait(&q->progress, &q->mu);
   pthread_mutex_unlock(&q->mu);
-  if (status != 0) emlx__set_error("%s", error);
+  if (status != 0)
+    emlx__set_error("%s", error);
   return status;
 }
 
 int emlx_queue_synchronize(emlx_queue *q) {
-  if (!q) return EMLX_FAIL("queue_synchronize: queue is NULL");
+  if (!q)
+    return EMLX_FAIL("queue_synchronize: queue is NULL");
   pthread_mutex_lock(&q->mu);
   uint64_t target = q->submitted;
-  while (q->completed < target) pthread_cond_wait(&q->progress, &q->mu);
+  while (q->completed < target)
+    pthread_cond_wait(&q->progress, &q->mu);
   bool failed = q->failed;
   char error[512];
   memcpy(error, q->error, sizeof error);
