@@ -14,5 +14,6 @@
 #include "emlx/matmul.h"
 #include "emlx/linalg.h"
 #include "emlx/fft.h"
+#include "emlx/compile.h"
 
 #endif

@@ -114,11 +114,15 @@ int emlx__array_alloc_data(emlx_array *out) {
 }
 
 int emlx__array_alloc_data_donate(emlx_array *out, emlx_array *in) {
+  return emlx__array_alloc_data_donate_refs(out, in, 1);
+}
+
+int emlx__array_alloc_data_donate_refs(emlx_array *out, emlx_array *in, long refs) {
   size_t nbytes = (size_t)out->size * emlx_dtype_size(out->dtype);
   if (in && in != out && emlx__ready(in) && in->buffer && !in->buffer->external &&
       in->size == out->size && emlx_dtype_size(in->dtype) == emlx_dtype_size(out->dtype) &&
       in->offset == 0 && (in->flags & EMLX_FLAG_ROW_CONTIG) && in->buffer->capacity >= nbytes &&
-      atomic_load_explicit(&in->refcount, memory_order_acquire) == 1 &&
+      refs > 0 && atomic_load_explicit(&in->refcount, memory_order_acquire) == refs &&
       atomic_load_explicit(&in->buffer->refcount, memory_order_acquire) == 1) {
     emlx__array_set_view(out, in, 0, NULL);
     return 0;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "fuse.h"
 
 static _Atomic uint64_t g_nodes_computed;
 
@@ -166,7 +166,11 @@ static int collect(walk *w, emlx_array *const *roots, size_t n) {
   return 0;
 }
 
-static void notify_waiters(void) {
+void emlx__eval_count_computed(uint64_t n) {
+  atomic_fetch_add_explicit(&g_nodes_computed, n, memory_order_relaxed);
+}
+
+void emlx__eval_notify(void) {
   if (atomic_load_explicit(&g_waiters, memory_order_seq_cst) == 0) return;
   pthread_mutex_lock(&g_wait_mu);
   pthread_cond_broadcast(&g_wait_cv);
@@ -204,7 +208,13 @@ static int run_node(emlx_node *node, emlx_array *via) {
   const emlx_backend *be = emlx__backend(via->device);
   emlx_kernel_fn kernel = be ? be->kernels[node->prim] : NULL;
   int rc;
-  if (!kernel)
+  if (node->prim == EMLX_PRIM_PLACEHOLDER) {
+    /* Marks the trace as broken: emlx_compile fails (compile.c). */
+    if (node->params_size == sizeof(int32_t))
+      __atomic_store_n((int32_t *)(void *)node->params, 1, __ATOMIC_RELAXED);
+    rc = EMLX_FAIL("eval: an input of a program being traced has no value (emlx_compile's trace "
+                   "must leave values derived from its inputs lazy)");
+  } else if (!kernel)
     rc = EMLX_FAIL("%s: no kernel on device %s", emlx_prim_table[node->prim].name,
                    emlx_device_name(via->device));
   else
@@ -226,34 +236,83 @@ static int run_node(emlx_node *node, emlx_array *via) {
   return rc;
 }
 
+/* Computes a (claiming its node, or waiting for the thread that has). */
+static int eval_one(emlx_array *a) {
+  emlx_node *node = a->node;
+  while (!emlx__ready(a)) {
+    int expected = EMLX_NODE_PENDING;
+    if (atomic_compare_exchange_strong(&node->state, &expected, EMLX_NODE_RUNNING)) {
+      int rc = run_node(node, a);
+      atomic_store_explicit(&node->state, rc == 0 ? EMLX_NODE_DONE : EMLX_NODE_PENDING,
+                            memory_order_seq_cst);
+      emlx__eval_notify();
+      if (rc == 0)
+        emlx__node_drop_inputs(node);
+      return rc;
+    }
+    if (expected == EMLX_NODE_RUNNING)
+      wait_while_running(node);
+    else if (expected == EMLX_NODE_DONE)
+      break; /* a sibling output finished it */
+  }
+  return 0;
+}
+
+/* Runs fused region g at its anchor, or its members one by one when it
+ * cannot be fused now; then drops the walk's references to the members. */
+static int eval_region(const emlx_fuse_region *r, emlx_array **order) {
+  int rc = emlx__fuse_run_region(r, order);
+  if (rc > 0)
+    rc = 0;
+  else if (rc == 0)
+    for (int m = 0; m < r->nmembers && rc == 0; m++)
+      rc = eval_one(order[r->members[m]]);
+  for (int m = 0; m < r->nmembers; m++) {
+    emlx_release(order[r->members[m]]);
+    order[r->members[m]] = NULL;
+  }
+  return rc;
+}
+
 int emlx__eval(emlx_array *const *arrays, size_t n) {
   walk w = {0};
   if (collect(&w, arrays, n) != 0) {
-    for (size_t i = 0; i < w.norder; i++) emlx_release(w.order[i]);
+    for (size_t i = 0; i < w.norder; i++)
+      emlx_release(w.order[i]);
     walk_free(&w);
     return EMLX_FAIL("eval: out of memory while walking the graph");
   }
-  int rc = 0;
-  size_t i = 0;
-  for (; i < w.norder && rc == 0; i++) {
-    emlx_array *a = w.order[i];
-    emlx_node *node = a->node;
-    while (!emlx__ready(a)) {
-      int expected = EMLX_NODE_PENDING;
-      if (atomic_compare_exchange_strong(&node->state, &expected, EMLX_NODE_RUNNING)) {
-        rc = run_node(node, a);
-        atomic_store_explicit(&node->state, rc == 0 ? EMLX_NODE_DONE : EMLX_NODE_PENDING,
-                              memory_order_seq_cst);
-        notify_waiters();
-        if (rc == 0) emlx__node_drop_inputs(node);
-        break;
-      }
-      if (expected == EMLX_NODE_RUNNING) wait_while_running(node);
-      else if (expected == EMLX_NODE_DONE) break; /* a sibling output finished it */
+  /* Fused regions (none when fusion is off or memory is short). */
+  int *region_of = NULL;
+  emlx_fuse_region *regions = NULL;
+  int nregions = 0;
+  if (w.norder >= 2 && emlx__fusion_on()) {
+    region_of = malloc(w.norder * sizeof *region_of);
+    if (region_of &&
+        (emlx__fuse_partition(w.order, w.norder, region_of, &regions, &nregions) != 0 ||
+         nregions == 0)) {
+      free(region_of);
+      region_of = NULL;
     }
-    emlx_release(a);
   }
-  for (; i < w.norder; i++) emlx_release(w.order[i]);
+  int rc = 0;
+  for (size_t i = 0; i < w.norder && rc == 0; i++) {
+    int g = region_of ? region_of[i] : -1;
+    if (g >= 0) {
+      /* A region runs at its last member; the others wait, still held. */
+      if (regions[g].members[regions[g].nmembers - 1] == (int)i)
+        rc = eval_region(&regions[g], w.order);
+      continue;
+    }
+    rc = eval_one(w.order[i]);
+    emlx_release(w.order[i]);
+    w.order[i] = NULL;
+  }
+  for (size_t i = 0; i < w.norder; i++)
+    if (w.order[i])
+      emlx_release(w.order[i]);
+  emlx__fuse_regions_free(regions, nregions);
+  free(region_of);
   walk_free(&w);
   return rc;
 }

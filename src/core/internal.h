@@ -92,6 +92,9 @@ int emlx__array_alloc_data(emlx_array *out);
  * only by the node being evaluated, is row-contiguous, starts at offset 0 and
  * its buffer is large enough (donation); in may be NULL. Returns 0 or -1. */
 int emlx__array_alloc_data_donate(emlx_array *out, emlx_array *in);
+/* The same with `refs` references to `in` allowed (the caller's own: e.g. a
+ * fused region whose ops read `in` several times). */
+int emlx__array_alloc_data_donate_refs(emlx_array *out, emlx_array *in, long refs);
 /* Kernels: make `out` a view of `in`'s buffer with the given element offset
  * and strides (strides has out->ndim entries). */
 void emlx__array_set_view(emlx_array *out, const emlx_array *in, int64_t offset,
@@ -152,9 +155,21 @@ static inline const void *emlx__params(const emlx_node *n) { return n->params; }
 typedef int (*emlx_kernel_fn)(const emlx_node *node, emlx_array *const *inputs,
                               emlx_array *const *outputs);
 
+struct emlx_fuse_desc;
+
 typedef struct emlx_backend {
   const char *name;
   emlx_kernel_fn kernels[EMLX_PRIM_COUNT];
+  /* Fusion (src/core/fuse.h); all NULL when the device does not fuse.
+   * fuse_supports: prim with these dtypes can run inside a region;
+   * fuse_compile: a plan for the description (NULL with an error);
+   * fuse_run: runs a plan (see emlx__fuse_plan_run); fuse_free frees one. */
+  bool (*fuse_supports)(emlx_prim prim, const void *params, size_t params_size,
+                        const emlx_dtype *in, int nin, emlx_dtype out);
+  void *(*fuse_compile)(const struct emlx_fuse_desc *desc);
+  int (*fuse_run)(const void *plan, emlx_array *const *inputs, emlx_array *const *outputs,
+                  const long *donor_refs);
+  void (*fuse_free)(void *plan);
 } emlx_backend;
 
 const emlx_backend *emlx__backend(emlx_device dev); /* NULL if unavailable */

@@ -5,6 +5,7 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_FULL] = {"full", 0, EMLX_CLASS_CREATE},
     [EMLX_PRIM_ARANGE] = {"arange", 0, EMLX_CLASS_CREATE},
     [EMLX_PRIM_EYE] = {"eye", 0, EMLX_CLASS_CREATE},
+    [EMLX_PRIM_PLACEHOLDER] = {"placeholder", 0, EMLX_CLASS_OTHER},
     [EMLX_PRIM_NEGATE] = {"negate", 1, EMLX_CLASS_UNARY},
     [EMLX_PRIM_EXP] = {"exp", 1, EMLX_CLASS_UNARY},
     [EMLX_PRIM_ASTYPE] = {"astype", 1, EMLX_CLASS_UNARY},

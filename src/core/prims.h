@@ -15,6 +15,9 @@ typedef enum emlx_prim {
   EMLX_PRIM_FULL,
   EMLX_PRIM_ARANGE,
   EMLX_PRIM_EYE,
+  /* a program input while emlx_compile traces (compile.c); never evaluated;
+   * params: one int32, set to 1 by an attempt to evaluate it */
+  EMLX_PRIM_PLACEHOLDER,
   /* elementwise unary */
   EMLX_PRIM_NEGATE,
   EMLX_PRIM_EXP,

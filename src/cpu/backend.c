@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "kernels_conv.h"
 #include "kernels_fft.h"
+#include "kernels_fused.h"
 #include "kernels_indexing.h"
 #include "kernels_linalg.h"
 #include "kernels_math.h"
@@ -44,4 +45,8 @@ const emlx_backend emlx_cpu_backend = {
          EMLX_CPU_MATH_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
              EMLX_CPU_CONV_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
                  EMLX_CPU_FFT_KERNELS},
+    .fuse_supports = emlx_cpu_fuse_supports,
+    .fuse_compile = emlx_cpu_fuse_compile,
+    .fuse_run = emlx_cpu_fuse_run,
+    .fuse_free = emlx_cpu_fuse_free,
 };

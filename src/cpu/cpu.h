@@ -22,6 +22,35 @@ int emlx_cpu_binary(const emlx_node *node, emlx_array *const *inputs, emlx_array
 /* SUM, MAX. */
 int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
 
+/* ---- elementwise loops, as the kernels and the fused interpreter run them -- */
+/* The inner loop an elementwise node runs: exactly one of un / bin / nary is
+ * set (nargs 1, 2, 3; nary may also have nargs 2, e.g. isclose). A binary
+ * loop with swap set takes (in[1], in[0]). ctx is the nary loop's context
+ * and points into the params given to the resolver. grain: elements per
+ * parallel chunk that suit the loop's cost. */
+typedef struct emlx_cpu_ew_loop {
+  int nargs;
+  int swap;
+  emlx_cpu_unary_loop un;
+  emlx_cpu_binary_loop bin;
+  emlx_cpu_nary_loop nary;
+  const void *ctx;
+  int64_t grain;
+} emlx_cpu_ew_loop;
+
+/* Fills *loop for prim on inputs of dtypes in[0..nin) producing dtype out,
+ * with params as the node carries them. 0, or -1 with an error when prim is
+ * not elementwise or has no loop for these dtypes. */
+int emlx_cpu_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
+                        const emlx_dtype *in, int nin, emlx_dtype out, emlx_cpu_ew_loop *loop);
+/* The same for the core prims (negate, exp, astype, copy, add, subtract,
+ * multiply, divide: elementwise.c) and the math family (math.c). */
+int emlx_cpu_core_ew_resolve(emlx_prim prim, const emlx_dtype *in, int nin, emlx_dtype out,
+                             emlx_cpu_ew_loop *loop);
+int emlx_cpu_math_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
+                             const emlx_dtype *in, int nin, emlx_dtype out,
+                             emlx_cpu_ew_loop *loop);
+
 /* ---- strided iteration ---------------------------------------------------- */
 /* Up to two inputs of any strides over a row-major output. init drops size-1
  * dims and merges dims that are contiguous in every operand, so the inner
@@ -38,6 +67,12 @@ typedef struct emlx_cpu_iter {
   size_t out_esize;
 } emlx_cpu_iter;
 
+/* Drops the size-1 dims of shape and merges neighbouring dims that are
+ * contiguous in each of the nin stride vectors, writing the merged shape to
+ * mshape and strides to mstrides[k]; returns the merged rank (>= 1; a single
+ * element is one dim of size 1 with stride 0) and the element count. */
+int emlx_cpu_merge_dims(int ndim, const int64_t *shape, int nin, const int64_t *const *strides,
+                        int64_t *mshape, int64_t *const *mstrides, int64_t *size);
 void emlx_cpu_iter_init(emlx_cpu_iter *it, int ndim, const int64_t *shape, int nin,
                         const int64_t *const *strides);
 /* Runs the loop over the whole output on the pool, in chunks of at least

@@ -22,6 +22,10 @@ typedef void (*emlx_cpu_unary_loop)(const void *in, int64_t s, void *out, int64_
 /* out[i] = a[i * sa] op b[i * sb], i < n. */
 typedef void (*emlx_cpu_binary_loop)(const void *a, int64_t sa, const void *b, int64_t sb,
                                      void *out, int64_t n);
+/* out[i] = f(in[0][i * s[0]], in[1][i * s[1]], ...), i < n, with a
+ * constant context (e.g. a node's params). */
+typedef void (*emlx_cpu_nary_loop)(const void *const *in, const int64_t *s, void *out, int64_t n,
+                                   const void *ctx);
 /* Folds x[i * s], i < n, into the accumulator *acc. */
 typedef void (*emlx_cpu_fold_row)(const void *x, int64_t s, int64_t n, void *acc);
 /* Folds x[j * s] into acc[j], j < m (one row into a row of accumulators). */

@@ -12,38 +12,46 @@
  * input cache line is read once rather than once per output row. */
 #include "cpu.h"
 
-void emlx_cpu_iter_init(emlx_cpu_iter *it, int ndim, const int64_t *shape, int nin,
-                        const int64_t *const *strides) {
-  it->nin = nin;
-  it->size = 1;
+int emlx_cpu_merge_dims(int ndim, const int64_t *shape, int nin, const int64_t *const *strides,
+                        int64_t *mshape, int64_t *const *mstrides, int64_t *size) {
+  int64_t total = 1;
   int d = 0;
   for (int i = 0; i < ndim; i++) {
-    it->size *= shape[i];
+    total *= shape[i];
     if (shape[i] == 1)
       continue;
     if (d > 0) { /* merge into the previous kept dim when contiguous everywhere */
       int ok = 1;
       for (int k = 0; k < nin; k++)
-        ok &= strides[k][i] * shape[i] == it->stride[k][d - 1];
+        ok &= strides[k][i] * shape[i] == mstrides[k][d - 1];
       if (ok) {
-        it->shape[d - 1] *= shape[i];
+        mshape[d - 1] *= shape[i];
         for (int k = 0; k < nin; k++)
-          it->stride[k][d - 1] = strides[k][i];
+          mstrides[k][d - 1] = strides[k][i];
         continue;
       }
     }
-    it->shape[d] = shape[i];
+    mshape[d] = shape[i];
     for (int k = 0; k < nin; k++)
-      it->stride[k][d] = strides[k][i];
+      mstrides[k][d] = strides[k][i];
     d++;
   }
   if (d == 0) { /* a single element (or rank 0) */
-    it->shape[0] = 1;
-    for (int k = 0; k < 2; k++)
-      it->stride[k][0] = 0;
+    mshape[0] = 1;
+    for (int k = 0; k < nin; k++)
+      mstrides[k][0] = 0;
     d = 1;
   }
-  it->ndim = d;
+  *size = total;
+  return d;
+}
+
+void emlx_cpu_iter_init(emlx_cpu_iter *it, int ndim, const int64_t *shape, int nin,
+                        const int64_t *const *strides) {
+  int64_t *ms[2] = {it->stride[0], it->stride[1]};
+  it->nin = nin;
+  it->stride[1][0] = 0;
+  it->ndim = emlx_cpu_merge_dims(ndim, shape, nin, strides, it->shape, ms, &it->size);
 }
 
 typedef struct iter_job {

@@ -13,15 +13,14 @@
 #include "math_isa.h"
 #include "params_math.h"
 
-static int node_mode(const emlx_node *node) {
-  if (node->params_size < sizeof(emlx_math_mode_params))
+static int params_mode(const void *params, size_t params_size) {
+  if (!params || params_size < sizeof(emlx_math_mode_params))
     return 0;
-  const emlx_math_mode_params *p = (const emlx_math_mode_params *)emlx__params(node);
-  return p->mode;
+  return ((const emlx_math_mode_params *)params)->mode;
 }
 
-static int unary_op(const emlx_node *node) {
-  switch (node->prim) {
+static int unary_op(emlx_prim prim, int mode) {
+  switch (prim) {
   case EMLX_PRIM_ABS:
     return EMLX_MU_ABS;
   case EMLX_PRIM_SIGN:
@@ -31,7 +30,7 @@ static int unary_op(const emlx_node *node) {
   case EMLX_PRIM_CEIL:
     return EMLX_MU_CEIL;
   case EMLX_PRIM_ROUND:
-    return node_mode(node) == EMLX_MATH_HALF_AWAY ? EMLX_MU_ROUND_AWAY : EMLX_MU_ROUND;
+    return mode == EMLX_MATH_HALF_AWAY ? EMLX_MU_ROUND_AWAY : EMLX_MU_ROUND;
   case EMLX_PRIM_CONJUGATE:
     return EMLX_MU_CONJ;
   case EMLX_PRIM_REAL:
@@ -115,14 +114,11 @@ int emlx_cpu_math_unary(const emlx_node *node, emlx_array *const *inputs,
   emlx_array *in = inputs[0], *out = outputs[0];
   if (!out)
     return 0;
-  int op = unary_op(node);
   emlx_dtype di = in->dtype;
-  if (op < 0 || !emlx_dtype_is_valid(di))
-    return EMLX_FAIL("cpu: %s is not a math unary kernel", emlx_prim_table[node->prim].name);
-  emlx_cpu_unary_loop fn = emlx_cpu_math_get()->un[op][di];
-  if (!fn || unary_out_dtype(op, di) != out->dtype)
-    return EMLX_FAIL("cpu: %s is not supported from %s to %s", emlx_prim_table[node->prim].name,
-                     emlx_dtype_name(di), emlx_dtype_name(out->dtype));
+  emlx_cpu_ew_loop loop;
+  if (emlx_cpu_math_ew_resolve(node->prim, emlx__params(node), node->params_size, &di, 1,
+                               out->dtype, &loop) != 0)
+    return -1;
   int64_t st[EMLX_MAX_NDIM];
   if (emlx_cpu_broadcast_strides(in, out, st) != 0)
     return -1;
@@ -138,16 +134,16 @@ int emlx_cpu_math_unary(const emlx_node *node, emlx_array *const *inputs,
   it.in_esize[0] = emlx_dtype_size(di);
   it.out = (char *)emlx__data(out);
   it.out_esize = emlx_dtype_size(out->dtype);
-  emlx_cpu_iter_run_unary(&it, fn, unary_grain(op, di));
+  emlx_cpu_iter_run_unary(&it, loop.un, loop.grain);
   return 0;
 }
 
 /* The table entry of a binary prim; *swap when it runs with the inputs
  * exchanged (less = greater swapped). */
-static int binary_op(const emlx_node *node, int *swap) {
+static int binary_op(emlx_prim prim, int mode, int *swap) {
   *swap = 0;
-  int trunc = node_mode(node) == EMLX_MATH_TRUNC;
-  switch (node->prim) {
+  int trunc = mode == EMLX_MATH_TRUNC;
+  switch (prim) {
   case EMLX_PRIM_QUOTIENT:
     return trunc ? EMLX_MB_QUOT_TRUNC : EMLX_MB_QUOT_FLOOR;
   case EMLX_PRIM_REMAINDER:
@@ -202,18 +198,13 @@ int emlx_cpu_math_binary(const emlx_node *node, emlx_array *const *inputs,
   emlx_array *out = outputs[0];
   if (!out)
     return 0;
-  int swap, op = binary_op(node, &swap);
-  emlx_array *a = inputs[swap], *b = inputs[1 - swap];
+  emlx_dtype din[2] = {inputs[0]->dtype, inputs[1]->dtype};
+  emlx_cpu_ew_loop loop;
+  if (emlx_cpu_math_ew_resolve(node->prim, emlx__params(node), node->params_size, din, 2,
+                               out->dtype, &loop) != 0)
+    return -1;
+  emlx_array *a = inputs[loop.swap], *b = inputs[1 - loop.swap];
   emlx_dtype dt = a->dtype;
-  if (op < 0 || !emlx_dtype_is_valid(dt) || b->dtype != dt)
-    return EMLX_FAIL("cpu: %s expects two inputs of one dtype (got %s, %s)",
-                     emlx_prim_table[node->prim].name, emlx_dtype_name(a->dtype),
-                     emlx_dtype_name(b->dtype));
-  emlx_cpu_binary_loop fn = emlx_cpu_math_get()->bin[op][dt];
-  emlx_dtype want = is_comparison(op) ? EMLX_BOOL : dt;
-  if (!fn || out->dtype != want)
-    return EMLX_FAIL("cpu: %s is not supported for %s", emlx_prim_table[node->prim].name,
-                     emlx_dtype_name(dt));
   int64_t sa[EMLX_MAX_NDIM], sb[EMLX_MAX_NDIM];
   if (emlx_cpu_broadcast_strides(a, out, sa) != 0 || emlx_cpu_broadcast_strides(b, out, sb) != 0)
     return -1;
@@ -233,10 +224,7 @@ int emlx_cpu_math_binary(const emlx_node *node, emlx_array *const *inputs,
   it.in_esize[0] = it.in_esize[1] = emlx_dtype_size(dt);
   it.out = (char *)emlx__data(out);
   it.out_esize = emlx_dtype_size(out->dtype);
-  int64_t grain = EMLX_CPU_GRAIN;
-  if (dt == EMLX_COMPLEX64 || op == EMLX_MB_POW || op == EMLX_MB_ATAN2)
-    grain = dt == EMLX_COMPLEX64 ? 1024 : 8192;
-  emlx_cpu_iter_run_binary(&it, fn, grain);
+  emlx_cpu_iter_run_binary(&it, loop.bin, loop.grain);
   return 0;
 }
 
@@ -246,33 +234,15 @@ int emlx_cpu_math_nary(const emlx_node *node, emlx_array *const *inputs,
   emlx_array *out = outputs[0];
   if (!out)
     return 0;
-  const emlx_cpu_math_table *t = emlx_cpu_math_get();
   int nin = node->ninputs;
-  emlx_math_nary_loop fn = NULL;
-  const void *ctx = NULL;
-  emlx_dtype dt = inputs[nin - 1]->dtype; /* the dtype of the values */
-  int ok = emlx_dtype_is_valid(dt);
-  switch (node->prim) {
-  case EMLX_PRIM_WHERE:
-    ok = ok && nin == 3 && inputs[0]->dtype == EMLX_BOOL && inputs[1]->dtype == dt &&
-         out->dtype == dt;
-    fn = ok ? t->where[dt] : NULL;
-    break;
-  case EMLX_PRIM_CLIP:
-    ok = ok && nin == 3 && inputs[0]->dtype == dt && inputs[1]->dtype == dt && out->dtype == dt;
-    fn = ok ? t->clip[dt] : NULL;
-    break;
-  case EMLX_PRIM_ISCLOSE:
-    ok = ok && nin == 2 && inputs[0]->dtype == dt && out->dtype == EMLX_BOOL &&
-         node->params_size == sizeof(emlx_isclose_params);
-    fn = ok ? t->isclose[dt] : NULL;
-    ctx = emlx__params(node);
-    break;
-  default:
-    break;
-  }
-  if (!fn)
-    return EMLX_FAIL("cpu: %s is not supported for these dtypes", emlx_prim_table[node->prim].name);
+  emlx_dtype din[3] = {EMLX_BOOL, EMLX_BOOL, EMLX_BOOL};
+  for (int k = 0; k < nin && k < 3; k++)
+    din[k] = inputs[k]->dtype;
+  emlx_cpu_ew_loop loop;
+  if (nin > 3 || emlx_cpu_math_ew_resolve(node->prim, emlx__params(node), node->params_size, din,
+                                          nin, out->dtype, &loop) != 0)
+    return nin > 3 ? EMLX_FAIL("cpu: %s takes at most 3 inputs", emlx_prim_table[node->prim].name)
+                   : -1;
   int64_t st[3][EMLX_MAX_NDIM];
   const int64_t *sts[3];
   const char *src[3];
@@ -297,6 +267,69 @@ int emlx_cpu_math_nary(const emlx_node *node, emlx_array *const *inputs,
   }
   it.out = (char *)emlx__data(out);
   it.out_esize = emlx_dtype_size(out->dtype);
-  emlx_math_iter_run(&it, fn, ctx, node->prim == EMLX_PRIM_ISCLOSE ? 8192 : EMLX_CPU_GRAIN);
+  emlx_math_iter_run(&it, loop.nary, loop.ctx, loop.grain);
+  return 0;
+}
+
+int emlx_cpu_math_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
+                             const emlx_dtype *in, int nin, emlx_dtype out,
+                             emlx_cpu_ew_loop *loop) {
+  const emlx_cpu_math_table *t = emlx_cpu_math_get();
+  const char *name = (unsigned)prim < EMLX_PRIM_COUNT ? emlx_prim_table[prim].name : "?";
+  *loop = (emlx_cpu_ew_loop){.nargs = nin, .grain = EMLX_CPU_GRAIN};
+  for (int k = 0; k < nin; k++)
+    if (!emlx_dtype_is_valid(in[k]))
+      return EMLX_FAIL("cpu: %s: invalid dtype", name);
+  if (nin < 1 || !emlx_dtype_is_valid(out))
+    return EMLX_FAIL("cpu: %s: invalid dtype", name);
+  int mode = params_mode(params, params_size);
+  int op = nin == 1 ? unary_op(prim, mode) : -1;
+  if (op >= 0) {
+    emlx_dtype di = in[0];
+    loop->un = t->un[op][di];
+    if (!loop->un || unary_out_dtype(op, di) != out)
+      return EMLX_FAIL("cpu: %s is not supported from %s to %s", name, emlx_dtype_name(di),
+                       emlx_dtype_name(out));
+    loop->grain = unary_grain(op, di);
+    return 0;
+  }
+  int swap;
+  op = nin == 2 ? binary_op(prim, mode, &swap) : -1;
+  if (op >= 0) {
+    emlx_dtype dt = in[swap];
+    if (in[1 - swap] != dt)
+      return EMLX_FAIL("cpu: %s expects two inputs of one dtype (got %s, %s)", name,
+                       emlx_dtype_name(in[0]), emlx_dtype_name(in[1]));
+    loop->bin = t->bin[op][dt];
+    loop->swap = swap;
+    if (!loop->bin || out != (is_comparison(op) ? EMLX_BOOL : dt))
+      return EMLX_FAIL("cpu: %s is not supported for %s", name, emlx_dtype_name(dt));
+    if (dt == EMLX_COMPLEX64 || op == EMLX_MB_POW || op == EMLX_MB_ATAN2)
+      loop->grain = dt == EMLX_COMPLEX64 ? 1024 : 8192;
+    return 0;
+  }
+  emlx_dtype dt = in[nin - 1]; /* the dtype of the values */
+  switch (prim) {
+  case EMLX_PRIM_WHERE:
+    if (nin == 3 && in[0] == EMLX_BOOL && in[1] == dt && out == dt)
+      loop->nary = t->where[dt];
+    break;
+  case EMLX_PRIM_CLIP:
+    if (nin == 3 && in[0] == dt && in[1] == dt && out == dt)
+      loop->nary = t->clip[dt];
+    break;
+  case EMLX_PRIM_ISCLOSE:
+    if (nin == 2 && in[0] == dt && out == EMLX_BOOL && params &&
+        params_size == sizeof(emlx_isclose_params)) {
+      loop->nary = t->isclose[dt];
+      loop->ctx = params;
+      loop->grain = 8192;
+    }
+    break;
+  default:
+    return EMLX_FAIL("cpu: %s is not a math elementwise op", name);
+  }
+  if (!loop->nary)
+    return EMLX_FAIL("cpu: %s is not supported for these dtypes", name);
   return 0;
 }

@@ -81,8 +81,7 @@ enum {
 };
 
 /* out[i] = f(in[0][i * s[0]], in[1][i * s[1]], ...), i < n; ctx as above. */
-typedef void (*emlx_math_nary_loop)(const void *const *in, const int64_t *s, void *out, int64_t n,
-                                    const void *ctx);
+typedef emlx_cpu_nary_loop emlx_math_nary_loop;
 
 typedef struct emlx_cpu_math_table {
   emlx_cpu_unary_loop un[EMLX_MU_COUNT][EMLX_DTYPE_COUNT];   /* by input dtype; NULL: none */

@@ -2,8 +2,8 @@
  * for the math family's n-ary loops (where, clip, isclose).
  *
  * The same scheme as iter.c (which serves one and two inputs with loops
- * that take no context): init drops size-1 dims and merges neighbours that
- * are contiguous in every operand; run splits the flat output range over
+ * that take no context): init merges dims with iter.c's
+ * emlx_cpu_merge_dims; run splits the flat output range over
  * the pool, each chunk rebuilds its multi-index once and calls the 1-D loop
  * on runs of the innermost dim. */
 #include "cpu.h"
@@ -11,36 +11,11 @@
 
 void emlx_math_iter_init(emlx_math_iter *it, int ndim, const int64_t *shape, int nin,
                          const int64_t *const *strides) {
+  int64_t *ms[3] = {it->stride[0], it->stride[1], it->stride[2]};
   it->nin = nin;
-  it->size = 1;
-  int d = 0;
-  for (int i = 0; i < ndim; i++) {
-    it->size *= shape[i];
-    if (shape[i] == 1)
-      continue;
-    if (d > 0) {
-      int ok = 1;
-      for (int k = 0; k < nin; k++)
-        ok &= strides[k][i] * shape[i] == it->stride[k][d - 1];
-      if (ok) {
-        it->shape[d - 1] *= shape[i];
-        for (int k = 0; k < nin; k++)
-          it->stride[k][d - 1] = strides[k][i];
-        continue;
-      }
-    }
-    it->shape[d] = shape[i];
-    for (int k = 0; k < nin; k++)
-      it->stride[k][d] = strides[k][i];
-    d++;
-  }
-  if (d == 0) {
-    it->shape[0] = 1;
-    for (int k = 0; k < 3; k++)
-      it->stride[k][0] = 0;
-    d = 1;
-  }
-  it->ndim = d;
+  for (int k = nin; k < 3; k++)
+    it->stride[k][0] = 0;
+  it->ndim = emlx_cpu_merge_dims(ndim, shape, nin, strides, it->shape, ms, &it->size);
 }
 
 typedef struct math_job {
