@@ -120,13 +120,21 @@ static size_t desc_key(const emlx_fuse_desc *d, unsigned char *buf) {
   (5 * 4 + EMLX_FUSE_MAX_INPUTS * 8 + EMLX_FUSE_MAX_OUTPUTS * 4 +                                  \
    EMLX_FUSE_MAX_OPS * sizeof(emlx_fuse_op) + EMLX_FUSE_MAX_PARAMS)
 
+/* Eight bytes at a time: keys run to kilobytes and are hashed on every
+ * fused eval. */
 static uint64_t key_hash(const unsigned char *k, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < n; i++) {
-    h ^= k[i];
-    h *= 0x100000001b3ULL;
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, k + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 32;
   }
-  return h;
+  uint64_t w = 0;
+  memcpy(&w, k + i, n - i);
+  h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+  return h ^ (h >> 29);
 }
 
 /* ---- the plan cache: a chained hash table and an LRU list -------------------------- */
@@ -225,9 +233,7 @@ static emlx_fuse_plan *cache_find(uint64_t h, const unsigned char *key, size_t n
 emlx_fuse_plan *emlx__fuse_plan_get(const emlx_backend *be, const emlx_fuse_desc *d) {
   if (!be || !be->fuse_compile)
     return EMLX_FAIL_NULL("fusion: the %s backend does not fuse", be ? be->name : "?");
-  unsigned char *key = malloc(KEY_MAX);
-  if (!key)
-    return EMLX_FAIL_NULL("fusion: out of memory");
+  _Alignas(16) unsigned char key[KEY_MAX];
   size_t n = desc_key(d, key);
   uint64_t h = key_hash(key, n) ^ (uint64_t)(uintptr_t)be;
 
@@ -240,25 +246,21 @@ emlx_fuse_plan *emlx__fuse_plan_get(const emlx_backend *be, const emlx_fuse_desc
     atomic_fetch_add_explicit(&g_hits, 1, memory_order_relaxed);
   }
   pthread_mutex_unlock(&g_cache_mu);
-  if (p) {
-    free(key);
+  if (p)
     return p;
-  }
 
   atomic_fetch_add_explicit(&g_misses, 1, memory_order_relaxed);
   void *impl = be->fuse_compile(d);
-  if (!impl) {
-    free(key);
+  if (!impl)
     return NULL;
-  }
   p = calloc(1, sizeof *p);
-  unsigned char *kept = p ? realloc(key, n ? n : 1) : NULL;
+  unsigned char *kept = p ? malloc(n ? n : 1) : NULL;
   if (!kept) {
     be->fuse_free(impl);
     free(p);
-    free(key);
     return EMLX_FAIL_NULL("fusion: out of memory");
   }
+  memcpy(kept, key, n);
   p->be = be;
   p->impl = impl;
   p->nops = d->nops;
@@ -366,6 +368,7 @@ static int map_find(const index_map *m, const emlx_array *a) {
 typedef struct part {
   int *parent; /* union-find over region ids */
   int *nops;   /* by root */
+  int *next;   /* by root: input slots read from outside (an upper bound of the inputs) */
   unsigned char *sealed;
   const emlx_fuse_vertex **shape_of; /* by root: a member, for its shape */
   int nreg;
@@ -400,11 +403,11 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
     region_of[i] = -1;
   if (n < 2 || n > (size_t)INT32_MAX / 4)
     return 0;
-  part p = {malloc(n * sizeof(int)), malloc(n * sizeof(int)), calloc(n, 1),
-            malloc(n * sizeof(void *)), 0};
+  part p = {malloc(n * sizeof(int)), malloc(n * sizeof(int)), malloc(n * sizeof(int)),
+            calloc(n, 1), malloc(n * sizeof(void *)), 0};
   int *count = NULL;
   int rc = -1;
-  if (!p.parent || !p.nops || !p.sealed || !p.shape_of)
+  if (!p.parent || !p.nops || !p.next || !p.sealed || !p.shape_of)
     goto out;
   for (size_t i = 0; i < n; i++) {
     const emlx_fuse_vertex *a = &v[i];
@@ -415,11 +418,13 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
           p.sealed[find_root(&p, region_of[a->in[k]])] = 1;
       continue;
     }
-    int want = 1, joined = -1;
+    int want = 1, joined = -1, outside = 0;
     int roots[3], nroots = 0;
     for (int k = 0; k < a->nin && k < 3; k++) {
-      if (a->in[k] < 0 || region_of[a->in[k]] < 0)
+      if (a->in[k] < 0 || region_of[a->in[k]] < 0) {
+        outside++;
         continue;
+      }
       int r = find_root(&p, region_of[a->in[k]]);
       int dup = 0;
       for (int t = 0; t < nroots; t++)
@@ -427,20 +432,36 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
       if (!dup)
         roots[nroots++] = r;
     }
+    /* Input slots the region would read from outside: its own, this
+     * vertex's outside inputs, one per region it reads but does not join. */
+    bool join[3];
+    int ext = outside;
     for (int t = 0; t < nroots; t++) {
       int r = roots[t];
       const emlx_fuse_vertex *s0 = p.shape_of[r];
-      if (!p.sealed[r] && same_dims(s0->ndim, s0->shape, a->ndim, a->shape) &&
-          want + p.nops[r] <= EMLX_FUSE_MAX_OPS) {
-        if (joined < 0) {
-          joined = r;
-        } else {
-          p.parent[r] = joined;
-          p.nops[joined] += p.nops[r];
-        }
+      join[t] = !p.sealed[r] && same_dims(s0->ndim, s0->shape, a->ndim, a->shape) &&
+                want + p.nops[r] <= EMLX_FUSE_MAX_OPS;
+      if (join[t]) {
         want += p.nops[r];
+        ext += p.next[r];
       } else {
+        ext++;
+      }
+    }
+    if (ext > EMLX_FUSE_MAX_INPUTS) { /* too many inputs: start afresh */
+      ext = outside + nroots;
+      for (int t = 0; t < nroots; t++)
+        join[t] = false;
+    }
+    for (int t = 0; t < nroots; t++) {
+      int r = roots[t];
+      if (!join[t]) {
         p.sealed[r] = 1;
+      } else if (joined < 0) {
+        joined = r;
+      } else {
+        p.parent[r] = joined;
+        p.nops[joined] += p.nops[r];
       }
     }
     if (joined < 0) {
@@ -450,6 +471,7 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
       p.sealed[joined] = 0;
       p.shape_of[joined] = a;
     }
+    p.next[joined] = ext;
     p.nops[joined]++;
     region_of[i] = joined;
   }
@@ -498,6 +520,7 @@ out:
   free(count);
   free(p.parent);
   free(p.nops);
+  free(p.next);
   free(p.sealed);
   free(p.shape_of);
   return rc;
@@ -605,11 +628,20 @@ static void unclaim(emlx_array *const *order, const emlx_fuse_region *r, int upt
   emlx__eval_notify();
 }
 
-static int member_index(emlx_array *const *order, const emlx_fuse_region *r, const emlx_array *a) {
-  for (int m = 0; m < r->nmembers; m++)
-    if (order[r->members[m]] == a)
-      return m;
-  return -1;
+/* A small pointer table on the stack: each member of a region and each of
+ * its external inputs, tagged with its position (members: -1 - m, inputs: j). */
+#define PTAB_SIZE 512 /* a power of two, >= 2 * (EMLX_FUSE_MAX_OPS + EMLX_FUSE_MAX_INPUTS) */
+
+typedef struct ptab {
+  const void *key[PTAB_SIZE];
+  int tag[PTAB_SIZE];
+} ptab;
+
+static size_t ptab_slot(const ptab *t, const void *k) {
+  size_t j = (size_t)(((uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ULL) >> 55) & (PTAB_SIZE - 1);
+  while (t->key[j] && t->key[j] != k)
+    j = (j + 1) & (PTAB_SIZE - 1);
+  return j;
 }
 
 int emlx__fuse_run_region(const emlx_fuse_region *r, emlx_array *const *order) {
@@ -626,6 +658,13 @@ int emlx__fuse_run_region(const emlx_fuse_region *r, emlx_array *const *order) {
   }
   /* Every member is ours now: its inputs stay put. */
   const emlx_array *anchor = order[r->members[nm - 1]];
+  ptab tab;
+  memset(tab.key, 0, sizeof tab.key);
+  for (int m = 0; m < nm; m++) {
+    size_t j = ptab_slot(&tab, order[r->members[m]]);
+    tab.key[j] = order[r->members[m]];
+    tab.tag[j] = -1 - m;
+  }
   emlx_fuse_desc d;
   d.ndim = anchor->ndim;
   d.ninputs = d.nops = d.noutputs = 0;
@@ -642,20 +681,20 @@ int emlx__fuse_run_region(const emlx_fuse_region *r, emlx_array *const *order) {
     ok = same_shape(a, anchor) && node->ninputs <= 3;
     for (int k = 0; ok && k < node->ninputs; k++) {
       emlx_array *in = node->inputs[k];
-      int mi = member_index(order, r, in);
-      if (mi >= 0) {
-        internal[mi]++;
-        arg_id[m][k] = -1 - mi; /* patched below, once ninputs is known */
+      size_t slot = ptab_slot(&tab, in);
+      if (tab.key[slot] && tab.tag[slot] < 0) { /* a member */
+        internal[-1 - tab.tag[slot]]++;
+        arg_id[m][k] = tab.tag[slot]; /* patched below, once ninputs is known */
         continue;
       }
-      int j = 0;
-      while (j < d.ninputs && inputs[j] != in)
-        j++;
+      int j = tab.key[slot] ? tab.tag[slot] : d.ninputs;
       if (j == d.ninputs) {
         if (j == EMLX_FUSE_MAX_INPUTS || !emlx__ready(in)) {
           ok = false;
           break;
         }
+        tab.key[slot] = in;
+        tab.tag[slot] = j;
         inputs[j] = in;
         refs[j] = 0;
         d.in_dtype[j] = (int32_t)in->dtype;

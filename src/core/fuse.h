@@ -15,8 +15,8 @@
 #include "internal.h"
 
 #define EMLX_FUSE_MAX_OPS 64
-#define EMLX_FUSE_MAX_INPUTS 32
-#define EMLX_FUSE_MAX_OUTPUTS 32
+#define EMLX_FUSE_MAX_INPUTS 96
+#define EMLX_FUSE_MAX_OUTPUTS EMLX_FUSE_MAX_OPS
 #define EMLX_FUSE_MAX_PARAMS 2048
 
 /* How an external input is laid out relative to the region's shape. */

@@ -311,20 +311,20 @@ int emlx_cpu_fuse_run(const void *plan, emlx_array *const *inputs, emlx_array *c
   /* Output buffers: an input dying with the region may lend its buffer to an
    * output of its dtype and shape, provided no op reads that input after the
    * output's op has written it. */
-  unsigned donated = 0;
+  bool donated[EMLX_FUSE_MAX_INPUTS] = {false};
   for (int j = 0; j < p->noutputs; j++) {
     emlx_array *o = outputs[j];
     int lent = 0;
     for (int k = 0; k < nin && !lent; k++) {
       emlx_array *in = inputs[k];
-      if (!donor_refs || donor_refs[k] <= 0 || (donated >> k & 1u) || in->dtype != o->dtype ||
+      if (!donor_refs || donor_refs[k] <= 0 || donated[k] || in->dtype != o->dtype ||
           !same_shape(in, o) || p->in_last_read[k] > p->out_op[j])
         continue;
       if (emlx__array_alloc_data_donate_refs(o, in, donor_refs[k]) != 0)
         goto fail_outputs;
       lent = 1;
       if (o->buffer == in->buffer)
-        donated |= 1u << k;
+        donated[k] = true;
     }
     if (!lent && emlx__array_alloc_data(o) != 0)
       goto fail_outputs;
