@@ -258,8 +258,9 @@ static int eval_one(emlx_array *a) {
   return 0;
 }
 
-/* Runs fused region g at its anchor, or its members one by one when it
- * cannot be fused now; then drops the walk's references to the members. */
+/* Runs fused region g (and its reduction, if it has one), or its members
+ * one by one when it cannot be fused now; then drops the walk's references
+ * to them. */
 static int eval_region(const emlx_fuse_region *r, emlx_array **order) {
   int rc = emlx__fuse_run_region(r, order);
   if (rc > 0)
@@ -267,9 +268,15 @@ static int eval_region(const emlx_fuse_region *r, emlx_array **order) {
   else if (rc == 0)
     for (int m = 0; m < r->nmembers && rc == 0; m++)
       rc = eval_one(order[r->members[m]]);
+  if (rc == 0 && r->reducer >= 0)
+    rc = eval_one(order[r->reducer]); /* nothing left to do if it was fed directly */
   for (int m = 0; m < r->nmembers; m++) {
     emlx_release(order[r->members[m]]);
     order[r->members[m]] = NULL;
+  }
+  if (r->reducer >= 0) {
+    emlx_release(order[r->reducer]);
+    order[r->reducer] = NULL;
   }
   return rc;
 }
@@ -299,9 +306,12 @@ int emlx__eval(emlx_array *const *arrays, size_t n) {
   for (size_t i = 0; i < w.norder && rc == 0; i++) {
     int g = region_of ? region_of[i] : -1;
     if (g >= 0) {
-      /* A region runs at its last member; the others wait, still held. */
-      if (regions[g].members[regions[g].nmembers - 1] == (int)i)
-        rc = eval_region(&regions[g], w.order);
+      /* A region runs at its last member, or at its reduction; the others
+       * wait, still held. */
+      const emlx_fuse_region *r = &regions[g];
+      int at = r->reducer >= 0 ? r->reducer : r->members[r->nmembers - 1];
+      if (at == (int)i)
+        rc = eval_region(r, w.order);
       continue;
     }
     rc = eval_one(w.order[i]);

@@ -300,6 +300,16 @@ int emlx__fuse_plan_run(const emlx_fuse_plan *p, emlx_array *const *inputs,
 
 int emlx__fuse_plan_nops(const emlx_fuse_plan *p) { return p->nops; }
 
+int emlx__fuse_plan_reduce(const emlx_fuse_plan *p, emlx_array *const *inputs,
+                           const emlx_node *reduce, const emlx_array *like, emlx_array *out) {
+  if (!p->be->fuse_reduce)
+    return 1;
+  int rc = p->be->fuse_reduce(p->impl, inputs, reduce, like, out);
+  if (rc == 0)
+    emlx__fuse_count_region(p->nops + 1);
+  return rc;
+}
+
 bool emlx__fuse_supports(const emlx_backend *be, emlx_prim prim, const void *params,
                          size_t params_size, const emlx_dtype *in, int nin, emlx_dtype out) {
   return be && be->fuse_supports && be->fuse_compile &&
@@ -369,6 +379,7 @@ typedef struct part {
   int *parent; /* union-find over region ids */
   int *nops;   /* by root */
   int *next;   /* by root: input slots read from outside (an upper bound of the inputs) */
+  int *reducer; /* by root: an attached reduction, or -1 */
   unsigned char *sealed;
   const emlx_fuse_vertex **shape_of; /* by root: a member, for its shape */
   int nreg;
@@ -404,14 +415,21 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
   if (n < 2 || n > (size_t)INT32_MAX / 4)
     return 0;
   part p = {malloc(n * sizeof(int)), malloc(n * sizeof(int)), malloc(n * sizeof(int)),
-            calloc(n, 1), malloc(n * sizeof(void *)), 0};
+            malloc(n * sizeof(int)), calloc(n, 1), malloc(n * sizeof(void *)), 0};
   int *count = NULL;
   int rc = -1;
-  if (!p.parent || !p.nops || !p.next || !p.sealed || !p.shape_of)
+  if (!p.parent || !p.nops || !p.next || !p.reducer || !p.sealed || !p.shape_of)
     goto out;
   for (size_t i = 0; i < n; i++) {
     const emlx_fuse_vertex *a = &v[i];
     if (!a->fusable) {
+      /* A reduction that is the first outside reader of a region may take
+       * it as its prologue. */
+      if (a->reducer && a->nin == 1 && a->in[0] >= 0 && region_of[a->in[0]] >= 0) {
+        int r = find_root(&p, region_of[a->in[0]]);
+        if (!p.sealed[r] && p.reducer[r] < 0)
+          p.reducer[r] = (int)i;
+      }
       /* Seal every region this vertex reads. */
       for (int k = 0; k < a->nin; k++)
         if (a->in[k] >= 0 && region_of[a->in[k]] >= 0)
@@ -468,6 +486,7 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
       joined = p.nreg++;
       p.parent[joined] = joined;
       p.nops[joined] = 0;
+      p.reducer[joined] = -1;
       p.sealed[joined] = 0;
       p.shape_of[joined] = a;
     }
@@ -484,8 +503,10 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
     if (region_of[i] >= 0)
       count[find_root(&p, region_of[i])]++;
   int nregions = 0;
+  /* (A region has no reducer unless unsealed until one came; merged roots
+   * were unsealed, hence reducer-less, when they merged.) */
   for (int r = 0; r < p.nreg; r++)
-    count[r] = count[r] >= 2 ? -(++nregions) : 0; /* -(region index + 1) */
+    count[r] = count[r] >= 2 || (count[r] == 1 && p.reducer[r] >= 0) ? -(++nregions) : 0;
   emlx_fuse_region *regions = nregions ? calloc((size_t)nregions, sizeof *regions) : NULL;
   if (nregions && !regions)
     goto out;
@@ -510,6 +531,13 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
       emlx_fuse_region *g = &regions[region_of[i]];
       g->members[g->nmembers++] = (int)i;
     }
+  for (int r = 0; r < nregions; r++)
+    regions[r].reducer = -1;
+  for (int r = 0; r < p.nreg; r++)
+    if (p.parent[r] == r && count[r] < 0 && p.reducer[r] >= 0) {
+      regions[-count[r] - 1].reducer = p.reducer[r];
+      region_of[p.reducer[r]] = -count[r] - 1;
+    }
   *regions_out = regions;
   *nregions_out = nregions;
   rc = 0;
@@ -521,6 +549,7 @@ out:
   free(p.parent);
   free(p.nops);
   free(p.next);
+  free(p.reducer);
   free(p.sealed);
   free(p.shape_of);
   return rc;
@@ -604,6 +633,10 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
     v[i].ndim = a->ndim;
     v[i].shape = a->shape;
     v[i].fusable = node_fusable(a, ins3, nin);
+    const emlx_backend *be = emlx__backend(a->device);
+    v[i].reducer = !v[i].fusable && nin == 1 && a->node->noutputs == 1 &&
+                   (a->node->prim == EMLX_PRIM_SUM || a->node->prim == EMLX_PRIM_MAX) && be &&
+                   be->fuse_reduce && ins3[0]->device == a->device;
   }
   rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);
 out:
@@ -621,11 +654,21 @@ void emlx__fuse_regions_free(emlx_fuse_region *regions, int nregions) {
 
 /* ---- running a region at eval ------------------------------------------------------ */
 
-static void unclaim(emlx_array *const *order, const emlx_fuse_region *r, int upto) {
+/* Puts the first `upto` members (and the reducer, if `reducer`) back to
+ * PENDING. */
+static void unclaim(emlx_array *const *order, const emlx_fuse_region *r, int upto, bool reducer) {
   for (int m = 0; m < upto; m++)
     atomic_store_explicit(&order[r->members[m]]->node->state, EMLX_NODE_PENDING,
                           memory_order_seq_cst);
+  if (reducer)
+    atomic_store_explicit(&order[r->reducer]->node->state, EMLX_NODE_PENDING,
+                          memory_order_seq_cst);
   emlx__eval_notify();
+}
+
+static bool claim(emlx_node *n) {
+  int expected = EMLX_NODE_PENDING;
+  return atomic_compare_exchange_strong(&n->state, &expected, EMLX_NODE_RUNNING);
 }
 
 /* A small pointer table on the stack: each member of a region and each of
@@ -646,15 +689,18 @@ static size_t ptab_slot(const ptab *t, const void *k) {
 
 int emlx__fuse_run_region(const emlx_fuse_region *r, emlx_array *const *order) {
   int nm = r->nmembers;
-  if (nm < 2 || nm > EMLX_FUSE_MAX_OPS)
+  if (nm < 1 || nm > EMLX_FUSE_MAX_OPS || (nm < 2 && r->reducer < 0))
     return 0;
   for (int m = 0; m < nm; m++) {
-    int expected = EMLX_NODE_PENDING;
-    if (!atomic_compare_exchange_strong(&order[r->members[m]]->node->state, &expected,
-                                        EMLX_NODE_RUNNING)) {
-      unclaim(order, r, m);
+    if (!claim(order[r->members[m]]->node)) {
+      unclaim(order, r, m, false);
       return 0;
     }
+  }
+  emlx_array *red = r->reducer >= 0 ? order[r->reducer] : NULL;
+  if (red && !claim(red->node)) {
+    unclaim(order, r, nm, false);
+    return 0;
   }
   /* Every member is ours now: its inputs stay put. */
   const emlx_array *anchor = order[r->members[nm - 1]];
@@ -724,16 +770,40 @@ int emlx__fuse_run_region(const emlx_fuse_region *r, emlx_array *const *order) {
       }
     }
   }
-  emlx_fuse_plan *plan = ok && d.noutputs > 0 ? emlx__fuse_plan_get(emlx__backend(anchor->device), &d) : NULL;
+  emlx_fuse_plan *plan =
+      ok && d.noutputs > 0 ? emlx__fuse_plan_get(emlx__backend(anchor->device), &d) : NULL;
   if (!plan) {
     emlx_clear_error();
-    unclaim(order, r, nm);
+    unclaim(order, r, nm, red != NULL);
     return 0;
   }
+  /* The reduction reads the region's only output, which nobody else holds:
+   * feed it directly, the output never stored. */
+  if (red && d.noutputs == 1 && outputs[0] == red->node->inputs[0] &&
+      atomic_load(&outputs[0]->refcount) ==
+          2 + internal[d.out_value[0] - d.ninputs]) { /* the walk's and the reduction's */
+    int rc = emlx__fuse_plan_reduce(plan, inputs, red->node, outputs[0], red);
+    if (rc <= 0) {
+      emlx__fuse_plan_release(plan);
+      if (rc < 0) {
+        unclaim(order, r, nm, true);
+        return -1;
+      }
+      atomic_store_explicit(&red->status, EMLX_STATUS_READY, memory_order_release);
+      unclaim(order, r, nm, false);
+      atomic_store_explicit(&red->node->state, EMLX_NODE_DONE, memory_order_seq_cst);
+      emlx__eval_notify();
+      emlx__node_drop_inputs(red->node);
+      emlx__eval_count_computed((uint64_t)nm + 1);
+      return 1;
+    }
+  }
+  if (red) /* it runs on its own, right after the region (eval.c) */
+    unclaim(order, r, 0, true);
   int rc = emlx__fuse_plan_run(plan, inputs, outputs, refs);
   emlx__fuse_plan_release(plan);
   if (rc != 0) {
-    unclaim(order, r, nm);
+    unclaim(order, r, nm, false);
     return -1;
   }
   for (int j = 0; j < d.noutputs; j++)

@@ -74,6 +74,9 @@ void emlx__fuse_plan_release(emlx_fuse_plan *p);
 int emlx__fuse_plan_run(const emlx_fuse_plan *p, emlx_array *const *inputs,
                         emlx_array *const *outputs, const long *donor_refs);
 int emlx__fuse_plan_nops(const emlx_fuse_plan *p);
+/* The backend's fuse_reduce on this plan (see internal.h). */
+int emlx__fuse_plan_reduce(const emlx_fuse_plan *p, emlx_array *const *inputs,
+                           const emlx_node *reduce, const emlx_array *like, emlx_array *out);
 
 /* Whether the backend can run prim with these dtypes inside a region. */
 bool emlx__fuse_supports(const emlx_backend *be, emlx_prim prim, const void *params,
@@ -87,6 +90,8 @@ void emlx__fuse_count_region(int nops);
 typedef struct emlx_fuse_region {
   int nmembers;
   int *members; /* indices into order, ascending; the last one is the anchor */
+  int reducer;  /* a reduction reading a member, first reader from outside, or -1:
+                   the region runs at its position and may feed it directly */
 } emlx_fuse_region;
 
 /* A vertex of the graph to partition, in dependency order: whether it may
@@ -94,6 +99,7 @@ typedef struct emlx_fuse_region {
  * vertex). */
 typedef struct emlx_fuse_vertex {
   bool fusable;
+  bool reducer; /* not fusable, but may take a region as its prologue (one input) */
   int ndim;
   const int64_t *shape;
   int nin;

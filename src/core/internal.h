@@ -163,13 +163,19 @@ typedef struct emlx_backend {
   /* Fusion (src/core/fuse.h); all NULL when the device does not fuse.
    * fuse_supports: prim with these dtypes can run inside a region;
    * fuse_compile: a plan for the description (NULL with an error);
-   * fuse_run: runs a plan (see emlx__fuse_plan_run); fuse_free frees one. */
+   * fuse_run: runs a plan (see emlx__fuse_plan_run); fuse_free frees one;
+   * fuse_reduce: runs the reduction node `reduce` (a single-input node) on
+   * the plan's single output, produced on demand and never stored (`like`:
+   * that output's array, for its shape and dtype; `out`: the reduction's
+   * output): 0 done, 1 not possible here (nothing changed), -1 error. */
   bool (*fuse_supports)(emlx_prim prim, const void *params, size_t params_size,
                         const emlx_dtype *in, int nin, emlx_dtype out);
   void *(*fuse_compile)(const struct emlx_fuse_desc *desc);
   int (*fuse_run)(const void *plan, emlx_array *const *inputs, emlx_array *const *outputs,
                   const long *donor_refs);
   void (*fuse_free)(void *plan);
+  int (*fuse_reduce)(const void *plan, emlx_array *const *inputs, const emlx_node *reduce,
+                     const emlx_array *like, emlx_array *out);
 } emlx_backend;
 
 const emlx_backend *emlx__backend(emlx_device dev); /* NULL if unavailable */

@@ -49,4 +49,5 @@ const emlx_backend emlx_cpu_backend = {
     .fuse_compile = emlx_cpu_fuse_compile,
     .fuse_run = emlx_cpu_fuse_run,
     .fuse_free = emlx_cpu_fuse_free,
+    .fuse_reduce = emlx_cpu_fuse_reduce,
 };

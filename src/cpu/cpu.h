@@ -22,6 +22,19 @@ int emlx_cpu_binary(const emlx_node *node, emlx_array *const *inputs, emlx_array
 /* SUM, MAX. */
 int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
 
+/* A virtual input: produce(ctx, pos, n, dst) writes the elements at flat
+ * row-major positions [pos, pos + n) contiguously to dst. */
+typedef struct emlx_cpu_source {
+  void (*produce)(const void *ctx, int64_t pos, int64_t n, void *dst);
+  const void *ctx;
+} emlx_cpu_source;
+
+/* SUM / MAX node of a virtual dense input shaped like `like` (its shape and
+ * dtype; its data is never read). 0 done, 1 not done (this reduction would
+ * read the input strided; nothing changed), -1 error. */
+int emlx_cpu_reduce_source(const emlx_node *node, const emlx_array *like,
+                           const emlx_cpu_source *src, emlx_array *out);
+
 /* ---- elementwise loops, as the kernels and the fused interpreter run them -- */
 /* The inner loop an elementwise node runs: exactly one of un / bin / nary is
  * set (nargs 1, 2, 3; nary may also have nargs 2, e.g. isclose). A binary

@@ -196,7 +196,8 @@ typedef struct fused_job {
   int ndim;
   int64_t shape[EMLX_MAX_NDIM];
   const char *src[EMLX_FUSE_MAX_INPUTS];
-  char *dst[EMLX_FUSE_MAX_OUTPUTS];
+  char *dst[EMLX_FUSE_MAX_OUTPUTS]; /* where flat position `origin` of each output goes */
+  int64_t origin;
   int64_t (*stride)[EMLX_MAX_NDIM]; /* [input][dim] */
 } fused_job;
 
@@ -216,12 +217,12 @@ static void run_tile(const fused_plan *p, const fused_job *job, const char *cons
         st[a] = s[v];
       } else {
         const fused_op *src = &p->ops[v - nin];
-        arg[a] = src->out >= 0 ? job->dst[src->out] + out_pos * src->esize
+        arg[a] = src->out >= 0 ? job->dst[src->out] + (out_pos - job->origin) * src->esize
                                : scratch + src->slot * p->slot_bytes;
         st[a] = 1;
       }
     }
-    void *res = f->out >= 0 ? job->dst[f->out] + out_pos * f->esize
+    void *res = f->out >= 0 ? job->dst[f->out] + (out_pos - job->origin) * f->esize
                             : scratch + f->slot * p->slot_bytes;
     if (f->loop.un)
       f->loop.un(arg[0], st[0], res, n);
@@ -287,27 +288,43 @@ static bool same_shape(const emlx_array *a, const emlx_array *b) {
   return true;
 }
 
+/* Strides of every input over the region's shape (that of `like`), merged;
+ * st and merged have room for the plan's inputs. 0 or -1. */
+static int prepare_job(fused_job *job, const fused_plan *p, emlx_array *const *inputs,
+                       const emlx_array *like, int64_t (*st)[EMLX_MAX_NDIM],
+                       int64_t (*merged)[EMLX_MAX_NDIM]) {
+  const int64_t *sp[EMLX_FUSE_MAX_INPUTS];
+  int64_t *mp[EMLX_FUSE_MAX_INPUTS];
+  job->p = p;
+  job->origin = 0;
+  for (int k = 0; k < p->ninputs; k++) {
+    if (emlx_cpu_broadcast_strides(inputs[k], like, st[k]) != 0)
+      return -1;
+    job->src[k] = (const char *)emlx__data(inputs[k]);
+    sp[k] = st[k];
+    mp[k] = merged[k];
+  }
+  int64_t size;
+  job->ndim = emlx_cpu_merge_dims(like->ndim, like->shape, p->ninputs, sp, job->shape, mp, &size);
+  job->stride = merged;
+  return 0;
+}
+
 int emlx_cpu_fuse_run(const void *plan, emlx_array *const *inputs, emlx_array *const *outputs,
                       const long *donor_refs) {
   const fused_plan *p = (const fused_plan *)plan;
   emlx_array *out0 = outputs[0];
   int nin = p->ninputs;
-  int64_t(*st)[EMLX_MAX_NDIM] = NULL;
-  int64_t(*merged)[EMLX_MAX_NDIM] = NULL;
+  int64_t(*st)[EMLX_MAX_NDIM] = malloc(sizeof(*st) * (size_t)(nin ? nin : 1));
+  int64_t(*merged)[EMLX_MAX_NDIM] = malloc(sizeof(*merged) * (size_t)(nin ? nin : 1));
   fused_job job;
-  job.p = p;
   int rc = -1;
-  st = malloc(sizeof(*st) * (size_t)(nin ? nin : 1));
-  merged = malloc(sizeof(*merged) * (size_t)(nin ? nin : 1));
   if (!st || !merged) {
     rc = EMLX_FAIL("fusion: out of memory");
     goto out;
   }
-  for (int k = 0; k < nin; k++) {
-    if (emlx_cpu_broadcast_strides(inputs[k], out0, st[k]) != 0)
-      goto out;
-    job.src[k] = (const char *)emlx__data(inputs[k]);
-  }
+  if (prepare_job(&job, p, inputs, out0, st, merged) != 0)
+    goto out;
   /* Output buffers: an input dying with the region may lend its buffer to an
    * output of its dtype and shape, provided no op reads that input after the
    * output's op has written it. */
@@ -330,24 +347,11 @@ int emlx_cpu_fuse_run(const void *plan, emlx_array *const *inputs, emlx_array *c
       goto fail_outputs;
     job.dst[j] = (char *)emlx__data(o);
   }
-  if (out0->size == 0) {
-    rc = 0;
-    goto out;
-  }
-  {
-    const int64_t *sp[EMLX_FUSE_MAX_INPUTS];
-    int64_t *mp[EMLX_FUSE_MAX_INPUTS];
-    for (int k = 0; k < nin; k++) {
-      sp[k] = st[k];
-      mp[k] = merged[k];
-    }
-    int64_t size;
-    job.ndim = emlx_cpu_merge_dims(out0->ndim, out0->shape, nin, sp, job.shape, mp, &size);
-    job.stride = merged;
-    if (size <= p->grain)
-      fused_range(&job, 0, size);
+  if (out0->size > 0) {
+    if (out0->size <= p->grain)
+      fused_range(&job, 0, out0->size);
     else
-      emlx__parallel_for(size, p->grain, fused_range, &job);
+      emlx__parallel_for(out0->size, p->grain, fused_range, &job);
   }
   rc = 0;
   goto out;
@@ -357,6 +361,37 @@ fail_outputs:
     outputs[j]->buffer = NULL;
   }
 out:
+  free(st);
+  free(merged);
+  return rc;
+}
+
+/* A virtual input's producer: the region's one output at [pos, pos + n). */
+static void produce(const void *ctx, int64_t pos, int64_t n, void *dst) {
+  fused_job job = *(const fused_job *)ctx;
+  job.dst[0] = (char *)dst;
+  job.origin = pos;
+  fused_range(&job, pos, pos + n);
+}
+
+int emlx_cpu_fuse_reduce(const void *plan, emlx_array *const *inputs, const emlx_node *reduce,
+                         const emlx_array *like, emlx_array *out) {
+  const fused_plan *p = (const fused_plan *)plan;
+  if (p->noutputs != 1 || (reduce->prim != EMLX_PRIM_SUM && reduce->prim != EMLX_PRIM_MAX))
+    return 1;
+  int nin = p->ninputs;
+  int64_t(*st)[EMLX_MAX_NDIM] = malloc(sizeof(*st) * (size_t)(nin ? nin : 1));
+  int64_t(*merged)[EMLX_MAX_NDIM] = malloc(sizeof(*merged) * (size_t)(nin ? nin : 1));
+  fused_job job;
+  int rc;
+  if (!st || !merged)
+    rc = EMLX_FAIL("fusion: out of memory");
+  else if (prepare_job(&job, p, inputs, like, st, merged) != 0)
+    rc = -1;
+  else {
+    emlx_cpu_source src = {produce, &job};
+    rc = emlx_cpu_reduce_source(reduce, like, &src, out);
+  }
   free(st);
   free(merged);
   return rc;

@@ -11,5 +11,7 @@ void *emlx_cpu_fuse_compile(const emlx_fuse_desc *desc);
 int emlx_cpu_fuse_run(const void *plan, emlx_array *const *inputs, emlx_array *const *outputs,
                       const long *donor_refs);
 void emlx_cpu_fuse_free(void *plan);
+int emlx_cpu_fuse_reduce(const void *plan, emlx_array *const *inputs, const emlx_node *reduce,
+                         const emlx_array *like, emlx_array *out);
 
 #endif

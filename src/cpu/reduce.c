@@ -20,7 +20,13 @@
  *
  * Any strides work (that is the generic path: the same loops with a stride).
  * Every split depends on the shape only, never on the thread count, so a
- * result is the same whatever the pool size. Accumulator types: isa.h. */
+ * result is the same whatever the pool size. Accumulator types: isa.h.
+ *
+ * The input may also be virtual (emlx_cpu_reduce_source): a dense row-major
+ * array whose values a fused elementwise region produces on demand. Each
+ * fold then first has the region write exactly the elements it would have
+ * read into scratch, so the folds, their order and the result are those of
+ * the materialised input, without it ever reaching memory. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +50,7 @@ typedef struct red_plan {
   acc_kind kind;
   size_t in_es, out_es, acc_es;
   const char *in;
+  const emlx_cpu_source *src; /* virtual input (in is NULL), or NULL */
   char *out;
   int nk, nr;
   int inner_reduced; /* the innermost remaining dim is reduced: row mode */
@@ -189,6 +196,34 @@ static int64_t red_next(const red_plan *p, int nr, int64_t *idx) {
   return delta;
 }
 
+/* ---- reading the input ------------------------------------------------------ */
+/* Scratch for a virtual input's elements: the stack for small runs, else
+ * the allocator (whose cache makes a repeated size cheap). */
+#define SRC_STACK_BYTES 16384
+
+static void fold_row_at(const red_plan *p, int64_t off, int64_t s, int64_t len, void *acc) {
+  if (!p->src) {
+    p->row(p->in + off * (int64_t)p->in_es, s, len, acc);
+    return;
+  }
+  _Alignas(64) unsigned char local[SRC_STACK_BYTES];
+  size_t bytes = (size_t)len * p->in_es;
+  emlx_buffer *b = bytes > sizeof local ? emlx__buffer_alloc(bytes, EMLX_CPU) : NULL;
+  void *tmp = b ? b->ptr : (void *)local;
+  if (bytes > sizeof local && !b) { /* no memory for scratch: fold in small pieces */
+    int64_t piece = (int64_t)(sizeof local / p->in_es);
+    for (int64_t i = 0; i < len; i += piece) {
+      int64_t n = len - i < piece ? len - i : piece;
+      p->src->produce(p->src->ctx, off + i, n, local);
+      p->row(local, 1, n, acc);
+    }
+    return;
+  }
+  p->src->produce(p->src->ctx, off, len, tmp);
+  p->row(tmp, 1, len, acc);
+  emlx__buffer_release(b);
+}
+
 /* ---- row mode ------------------------------------------------------------- */
 typedef struct row_job {
   const red_plan *p;
@@ -209,7 +244,7 @@ static void row_fold_items(const row_job *j, int64_t base, int64_t i0, int64_t i
     int64_t start = c * RED_CHUNK, len = j->n - start < RED_CHUNK ? j->n - start : RED_CHUNK;
     if (j->nchunks == 1)
       len = j->n;
-    p->row(p->in + (off + start * j->s) * (int64_t)p->in_es, j->s, len, acc);
+    fold_row_at(p, off + start * j->s, j->s, len, acc);
     if (++c == j->nchunks) {
       c = 0;
       off += red_next(p, p->nr - 1, idx);
@@ -298,8 +333,14 @@ static void col_fold(const col_job *j, int64_t unit, int64_t slice, void *acc, i
   int64_t base = kept_offset(p, p->nk - 1, o) + c0 * j->s;
   int64_t off = base + red_offset(p, p->nr, r0, idx);
   acc_init(p, acc, len);
+  _Alignas(64) unsigned char local[RED_CB_BYTES];
   for (int64_t r = r0; r < r1; r++) {
-    p->col(p->in + off * (int64_t)p->in_es, j->s, len, acc);
+    if (p->src) { /* virtual input: stride 1 here (see emlx_cpu_reduce_source) */
+      p->src->produce(p->src->ctx, off, len, local);
+      p->col(local, 1, len, acc);
+    } else {
+      p->col(p->in + off * (int64_t)p->in_es, j->s, len, acc);
+    }
     off += red_next(p, p->nr, idx);
   }
   *cols = len;
@@ -396,10 +437,11 @@ static int64_t plan_dims(red_plan *p, const emlx_array *in, const unsigned char 
   return nout;
 }
 
-int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs) {
-  emlx_array *in = inputs[0], *out = outputs[0];
-  if (!out)
-    return 0;
+/* The kernel on a real input, or (src non-NULL) on a virtual dense one of
+ * in's shape and dtype; returns 1 when a virtual input cannot be read the
+ * way this reduction would need (nothing done). */
+static int reduce_impl(const emlx_node *node, const emlx_array *in, const emlx_cpu_source *src,
+                       emlx_array *out) {
   int op = node->prim == EMLX_PRIM_SUM ? EMLX_CPU_SUM : EMLX_CPU_MAX;
   if (node->prim != EMLX_PRIM_SUM && node->prim != EMLX_PRIM_MAX)
     return EMLX_FAIL("cpu: %s is not a reduction", emlx_prim_table[node->prim].name);
@@ -425,6 +467,7 @@ int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array
   p->in_es = emlx_dtype_size(in->dtype);
   p->out_es = emlx_dtype_size(out->dtype);
   p->acc_es = p->kind == ACC_C128 ? 16 : 8;
+  p->src = src;
   int64_t nout = plan_dims(p, in, reduced);
   int rc = 0;
   if (nout != out->size) {
@@ -432,10 +475,17 @@ int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array
                    (long long)nout);
     goto done;
   }
+  bool rows = p->inner_reduced && (p->nk == 0 || p->red[p->nr - 1].size >= 16);
+  if (src && in->size > 0 &&
+      (p->nr == 0 || (rows ? p->red[p->nr - 1].stride : p->kept[p->nk - 1].stride) != 1 ||
+       (!rows && (int64_t)p->in_es * (RED_CB_BYTES / (int64_t)p->acc_es) > RED_CB_BYTES))) {
+    rc = 1; /* the virtual input would be read strided: not this way */
+    goto done;
+  }
   p->row = isa->reduce->row[op][in->dtype];
   p->col = isa->reduce->col[op][in->dtype];
   p->f64_to_out = isa->cast->cast[EMLX_FLOAT64][out->dtype];
-  p->in = (const char *)emlx__data(in);
+  p->in = src ? NULL : (const char *)emlx__data(in);
   if ((rc = emlx__array_alloc_data(out)) != 0)
     goto done;
   p->out = (char *)emlx__data(out);
@@ -462,12 +512,35 @@ int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array
       goto done;
     }
     memset(p->out, 0, (size_t)out->size * p->out_es);
-  } else if (p->inner_reduced && (p->nk == 0 || p->red[p->nr - 1].size >= 16)) {
+  } else if (rows) {
     rc = run_rows(p, nout);
   } else {
     rc = run_cols(p);
   }
 done:
+  if (rc < 0 && out->buffer) {
+    emlx__buffer_release(out->buffer);
+    out->buffer = NULL;
+  }
   free(p);
   return rc;
+}
+
+int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs) {
+  if (!outputs[0])
+    return 0;
+  return reduce_impl(node, inputs[0], NULL, outputs[0]);
+}
+
+int emlx_cpu_reduce_source(const emlx_node *node, const emlx_array *like,
+                           const emlx_cpu_source *src, emlx_array *out) {
+  /* A stand-in for the virtual input: like's shape and dtype, dense
+   * row-major strides. */
+  emlx_array v = *like;
+  int64_t st[EMLX_MAX_NDIM];
+  emlx__row_major_strides(like->shape, like->ndim, st);
+  v.strides = st;
+  v.offset = 0;
+  v.buffer = NULL;
+  return reduce_impl(node, &v, src, out);
 }
