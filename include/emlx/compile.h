@@ -9,6 +9,11 @@
  * the unfused kernels use) over the tile and stores the outputs. One pass
  * over memory for a whole chain; no run-time compiler.
  *
+ * A sum or max whose input is a region's only output, read by nothing
+ * else, takes the region as its prologue: the reduction reads the values as
+ * the tile interpreter produces them, and they never reach memory (sum(x*x)
+ * reads x once). Its result is bit-identical to the unfused one.
+ *
  * A region's outputs are the values something outside it still needs: a
  * requested array, an array the caller holds, an input of a node outside the
  * region. Values used only inside the region are never written to memory and

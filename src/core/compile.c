@@ -28,12 +28,17 @@
 
 #include "fuse.h"
 
-enum { STEP_KERNEL, STEP_FUSED };
+enum {
+  STEP_KERNEL,       /* one node's kernel */
+  STEP_FUSED,        /* a fused region */
+  STEP_FUSED_REDUCE, /* a sum/max fed directly by a fused region's one output */
+};
 
 typedef struct step {
   int kind;
-  emlx_node *proto;     /* KERNEL: prim, params, counts; no inputs or outputs */
-  emlx_fuse_plan *plan; /* FUSED */
+  emlx_node *proto;     /* KERNEL, FUSED_REDUCE: prim, params, counts; no inputs or outputs */
+  emlx_fuse_plan *plan; /* FUSED, FUSED_REDUCE */
+  emlx_array *like;     /* FUSED_REDUCE: the region's output (shape and dtype, no data) */
   int nin, nout, ndie;
   int *in;  /* value ids */
   int *out; /* value ids of the results */
@@ -145,6 +150,7 @@ static void program_free(emlx_program *p) {
     step *s = &p->steps[i];
     free(s->proto);
     emlx__fuse_plan_release(s->plan);
+    emlx_release(s->like);
     free(s->in);
     free(s->out);
     free(s->die);
@@ -539,7 +545,7 @@ static int *dup_ints(const int *src, int n) {
 
 /* A fused step for region r, or 0 when it must run as separate kernels. */
 static int fused_step(compiler *c, const emlx_fuse_region *g, const int *region_of, int r,
-                      const unsigned char *leaves, step *s) {
+                      const unsigned char *leaves, const cnode *reducer, step *s) {
   emlx_fuse_desc d;
   const cnode *anchor = &c->cn[g->members[g->nmembers - 1]];
   const value_info *shape = &c->p->vals[anchor->out[0]];
@@ -609,6 +615,15 @@ static int fused_step(compiler *c, const emlx_fuse_region *g, const int *region_
   s->nin = d.ninputs;
   s->nout = d.noutputs;
   s->in = dup_ints(in_ids, d.ninputs);
+  if (reducer) { /* the step yields the reduction's value instead */
+    const value_info *x = &c->p->vals[out_ids[0]];
+    s->kind = STEP_FUSED_REDUCE;
+    s->nout = 1;
+    s->proto = proto_of(reducer->node);
+    s->like = emlx__array_alloc(x->dtype, x->shape, x->ndim, EMLX_CPU);
+    s->out = dup_ints(reducer->out, 1);
+    return s->in && s->out && s->proto && s->like ? 1 : -1;
+  }
   s->out = dup_ints(out_ids, d.noutputs);
   return s->in && s->out ? 1 : -1;
 }
@@ -635,6 +650,7 @@ static int build_steps(compiler *c, const unsigned char *is_output) {
   emlx_fuse_region *regions = NULL;
   int nregions = 0, rc = -1;
   unsigned char *done = calloc(c->ncn ? c->ncn : 1, 1), *leaves = NULL;
+  int *readers = NULL;
   p->steps = calloc(c->ncn ? c->ncn : 1, sizeof *p->steps);
   if (!region_of || !v || !in_store || !done || !p->steps)
     goto out;
@@ -643,6 +659,8 @@ static int build_steps(compiler *c, const unsigned char *is_output) {
     const cnode *cn = &c->cn[j];
     const value_info *o = &p->vals[cn->out[0]];
     v[j].fusable = cn->fusable;
+    v[j].reducer = !cn->fusable && cn->nin == 1 && cn->node->noutputs == 1 &&
+                   (cn->node->prim == EMLX_PRIM_SUM || cn->node->prim == EMLX_PRIM_MAX);
     v[j].ndim = o->ndim;
     v[j].shape = o->shape;
     v[j].nin = cn->nin;
@@ -658,14 +676,17 @@ static int build_steps(compiler *c, const unsigned char *is_output) {
   /* The values that leave their region: program outputs, and values read by
    * a node of another region (or of none). */
   leaves = malloc(p->nvalues ? p->nvalues : 1);
-  if (!leaves)
+  readers = calloc(p->nvalues ? p->nvalues : 1, sizeof(int));
+  if (!leaves || !readers)
     goto out;
   memcpy(leaves, is_output, p->nvalues);
   for (size_t j = 0; j < c->ncn; j++)
     for (int k = 0; k < c->cn[j].nin; k++) {
-      int prod = p->vals[c->cn[j].in[k]].producer;
-      if (prod >= 0 && (region_of[j] < 0 || region_of[j] != region_of[prod]))
-        leaves[c->cn[j].in[k]] = 1;
+      int x = c->cn[j].in[k], prod = p->vals[x].producer;
+      readers[x]++;
+      bool reduces = regions && region_of[j] >= 0 && regions[region_of[j]].reducer == (int)j;
+      if (prod >= 0 && (region_of[j] < 0 || reduces || region_of[j] != region_of[prod]))
+        leaves[x] = 1;
     }
   for (size_t j = 0; j < c->ncn; j++) {
     if (done[j])
@@ -674,25 +695,45 @@ static int build_steps(compiler *c, const unsigned char *is_output) {
     step *s = &p->steps[p->nsteps];
     if (r >= 0) {
       const emlx_fuse_region *g = &regions[r];
-      if (g->members[g->nmembers - 1] != (int)j)
-        continue; /* a region is one step, at its last member */
-      int f = fused_step(c, g, region_of, r, leaves, s);
+      /* A reduction feeds on the region when the region's only value
+       * leaving it is the reduction's input, read by nothing else. */
+      bool pro = g->reducer >= 0;
+      if (pro) {
+        int x = c->cn[g->reducer].in[0];
+        pro = !is_output[x] && readers[x] == 1;
+        for (int m = 0; m < g->nmembers && pro; m++)
+          pro = c->cn[g->members[m]].out[0] == x || !leaves[c->cn[g->members[m]].out[0]];
+      }
+      if ((int)j == g->reducer && !pro) {
+        if (kernel_step(&c->cn[j], s) != 0) {
+          p->nsteps++;
+          goto out;
+        }
+        p->nsteps++;
+        continue;
+      }
+      if ((int)j != (pro ? g->reducer : g->members[g->nmembers - 1]))
+        continue; /* a region is one step, at its last member or its reduction */
+      int f = fused_step(c, g, region_of, r, leaves, pro ? &c->cn[g->reducer] : NULL, s);
       if (f < 0)
         goto out;
       if (f > 0) {
         p->nsteps++;
         p->info.fused_regions++;
-        p->info.fused_ops += (size_t)g->nmembers;
+        p->info.fused_ops += (size_t)g->nmembers + (pro ? 1 : 0);
         continue;
       }
-      /* Not fusable after all: its members run as kernels, in order. */
-      for (int m = 0; m < g->nmembers; m++) {
-        if (kernel_step(&c->cn[g->members[m]], &p->steps[p->nsteps]) != 0) {
+      /* Not fusable after all: its members (and reduction) run as kernels. */
+      for (int m = 0; m <= g->nmembers; m++) {
+        int q = m < g->nmembers ? g->members[m] : pro ? g->reducer : -1;
+        if (q < 0)
+          break;
+        if (kernel_step(&c->cn[q], &p->steps[p->nsteps]) != 0) {
           p->nsteps++;
           goto out;
         }
         p->nsteps++;
-        done[g->members[m]] = 1;
+        done[q] = 1;
       }
       continue;
     }
@@ -710,6 +751,7 @@ out:
   free(in_store);
   free(done);
   free(leaves);
+  free(readers);
   return rc;
 }
 
@@ -919,6 +961,22 @@ static void drop_values(emlx_array **vals, size_t n) {
     emlx_release(vals[v]);
 }
 
+/* A FUSED_REDUCE step the slow way: the region's output stored, then
+ * reduced. */
+static int reduce_through(const step *s, emlx_array *const *ins, const long *refs,
+                          emlx_array *out) {
+  emlx_array *x = emlx__array_alloc(s->like->dtype, s->like->shape, s->like->ndim, EMLX_CPU);
+  if (!x)
+    return -1;
+  int rc = emlx__fuse_plan_run(s->plan, ins, &x, refs);
+  if (rc == 0) {
+    atomic_store_explicit(&x->status, EMLX_STATUS_READY, memory_order_release);
+    rc = emlx__backend(EMLX_CPU)->kernels[s->proto->prim](s->proto, &x, &out);
+  }
+  emlx_release(x);
+  return rc;
+}
+
 static int run_step(const emlx_program *p, const step *s, emlx_array **vals) {
   emlx_array *in_local[8], *out_local[8];
   emlx_array **ins = s->nin <= 8 ? in_local : malloc((size_t)s->nin * sizeof *ins);
@@ -940,7 +998,7 @@ static int run_step(const emlx_program *p, const step *s, emlx_array **vals) {
     for (int q = 0; q < s->nin && dies; q++)
       dies = q == k || s->in[q] != s->in[k];
     protect[k] = !dies;
-    if (s->kind == STEP_FUSED)
+    if (s->kind != STEP_KERNEL)
       refs_local[k] = dies ? 1 : 0;
     else if (protect[k])
       emlx_retain(ins[k]);
@@ -957,6 +1015,10 @@ static int run_step(const emlx_program *p, const step *s, emlx_array **vals) {
   if (rc == 0) {
     if (s->kind == STEP_FUSED) {
       rc = emlx__fuse_plan_run(s->plan, ins, outs, refs_local);
+    } else if (s->kind == STEP_FUSED_REDUCE) {
+      rc = emlx__fuse_plan_reduce(s->plan, ins, s->proto, s->like, outs[0]);
+      if (rc == 1) /* this reduction cannot take it directly: materialise it */
+        rc = reduce_through(s, ins, refs_local, outs[0]);
     } else {
       emlx_kernel_fn k = emlx__backend(EMLX_CPU)->kernels[s->proto->prim];
       rc = k ? k(s->proto, ins, outs)
