@@ -470,6 +470,65 @@ static void test_empty(void) {
   emlx_release(b20);
 }
 
+/* A failed eval leaves the node lazy and its input intact: evaluating it
+ * again fails the same way. Each input here is computed by the first eval
+ * (emlx_copy) and then held by the failing node alone, so a kernel allowed
+ * to give its output the input's buffer could; and the values such a kernel
+ * would leave behind change the outcome of the second eval, so it cannot
+ * pass by failing on untouched data:
+ *  - inv: [[1, 2], [2, 4]] is exactly singular, but its LU factors written
+ *    in place ([[2, 0.5], [4, 0]] in the transposed layout LAPACK sees) are
+ *    not, nor are the inverses of the matrices before it;
+ *  - cholesky: [[1, 0.9], [0.9, 1]] at index 0 is positive definite, but
+ *    its factor, read back through the same triangle, is not (0.9^2 > 0.19),
+ *    so a second eval over a written input would fail at index 0. */
+static void reeval_fails(emlx_array *arr, emlx_array *(*op)(emlx_array *, bool), bool flag,
+                         const char *needle) {
+  emlx_array *held = emlx_copy(arr);
+  emlx_array *x = op(held, flag);
+  emlx_release(held);
+  LT_EVAL_FAILS(x, needle);
+  CHECK(x && !emlx_is_evaluated(x));
+  LT_EVAL_FAILS(x, needle); /* the same input, hence the same failure */
+  CHECK(x && !emlx_is_evaluated(x));
+  emlx_release(x);
+}
+
+static emlx_array *inv_op(emlx_array *a, bool unused) {
+  (void)unused;
+  return emlx_linalg_inv(a);
+}
+
+static void check_reeval_after_failure(void) {
+  enum { COUNT = 12 };
+  int64_t shape[3] = {COUNT, 2, 2};
+  lt_c v[COUNT * 4];
+  for (int b = 0; b < COUNT; b++) { /* nonsingular, positive definite */
+    v[4 * b] = 3 + b % 4;
+    v[4 * b + 1] = v[4 * b + 2] = 1;
+    v[4 * b + 3] = 2 + b % 3;
+  }
+  lt_c sing[4] = {1, 2, 2, 4}, pd[4] = {1, 0.9, 0.9, 1}, notpd[4] = {1, 2, 2, 1};
+  for (int e = 0; e < 2; e++) {
+    emlx_dtype dt = e ? EMLX_FLOAT32 : EMLX_FLOAT64;
+    lt_c w[COUNT * 4];
+    memcpy(w, v, sizeof w);
+    memcpy(w + 4 * 5, sing, sizeof sing);
+    memcpy(w + 4 * 9, sing, sizeof sing);
+    emlx_array *a = lt_make(dt, shape, 3, w);
+    reeval_fails(a, inv_op, false, "linalg_inv: the matrix at batch index 5 is singular");
+    emlx_release(a);
+    memcpy(w, v, sizeof w);
+    memcpy(w, pd, sizeof pd);
+    memcpy(w + 4 * 3, notpd, sizeof notpd);
+    a = lt_make(dt, shape, 3, w);
+    for (int up = 0; up < 2; up++)
+      reeval_fails(a, emlx_linalg_cholesky, up,
+                   "linalg_cholesky: the matrix at batch index 3 is not positive definite");
+    emlx_release(a);
+  }
+}
+
 static void test_errors(void) {
   /* singular matrices: the lowest failing index of a pool-split batch */
   int64_t count = 50, n = 6, shape[3] = {50, 6, 6}, bshape[3] = {50, 6, 1};
@@ -497,15 +556,7 @@ static void test_errors(void) {
   x = emlx_linalg_solve_triangular(a, b, true, &unit);
   CHECK_OK(emlx_eval(&x, 1));
   emlx_release(x);
-  /* a failed eval leaves the node lazy and its input intact: evaluating it
-   * again fails the same way (the input, held only by the node, must not
-   * have been overwritten in place) */
-  emlx_array *held = emlx_copy(a); /* computed by the first eval, then held by x's node alone */
-  x = emlx_linalg_inv(held);
-  emlx_release(held);
-  LT_EVAL_FAILS(x, "linalg_inv: the matrix at batch index 17 is singular");
-  LT_EVAL_FAILS(x, "linalg_inv: the matrix at batch index 17 is singular");
-  emlx_release(x);
+  check_reeval_after_failure();
   free(v);
   free(bv);
   emlx_release(a);

@@ -137,6 +137,12 @@ static void test_shapes(void) {
     check_matmul(d, (int64_t[]){1, 33}, 2, (int64_t[]){33, 40}, 2, "gemv row");
     check_matmul(d, (int64_t[]){40, 33}, 2, (int64_t[]){33, 1}, 2, "gemv col");
     check_matmul(d, (int64_t[]){64, 3, 5}, 3, (int64_t[]){64, 5, 4}, 3, "many small");
+    /* the batched small-product paths (f32: 16 x 16 x 16 kernel, others) */
+    check_matmul(d, (int64_t[]){300, 16, 16}, 3, (int64_t[]){300, 16, 16}, 3, "batch of 16x16");
+    check_matmul(d, (int64_t[]){3, 5, 16, 16}, 4, (int64_t[]){3, 5, 16, 16}, 4, "2 batch axes");
+    check_matmul(d, (int64_t[]){3, 5, 16, 16}, 4, (int64_t[]){5, 16, 16}, 3, "16x16, b broadcast");
+    check_matmul(d, (int64_t[]){3, 1, 16, 16}, 4, (int64_t[]){1, 5, 16, 16}, 4, "16x16, both bcast");
+    check_matmul(d, (int64_t[]){50, 9, 24}, 3, (int64_t[]){50, 24, 20}, 3, "batch of 9x24x20");
   }
 }
 
@@ -232,6 +238,7 @@ static void test_views(void) {
   for (int t = 0; t < NNUMERIC; t++) {
     check_views(numeric[t], 5, 6, 7);
     check_views(numeric[t], 33, 65, 40);
+    check_views(numeric[t], 16, 16, 16);
   }
 }
 

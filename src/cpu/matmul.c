@@ -11,7 +11,9 @@
  *    OpenBLAS stays on the calling thread anyway) is split over our pool,
  *    one product per task; larger products run one after the other, each
  *    threaded inside (by OpenBLAS's own threads for f32/f64/c64, by our pool
- *    for the other dtypes). Threads are never nested. */
+ *    for the other dtypes). Threads are never nested. Small f32 products
+ *    whose operands step evenly through the batch go to the batched small
+ *    kernel a chunk at a time, with no per-product dispatch. */
 #include <string.h>
 
 #include "isa.h"
@@ -100,6 +102,42 @@ static void batch_range(void *p, int64_t begin, int64_t end) {
   }
 }
 
+/* When the batch axes of `arr` step evenly through its elements, in the
+ * row-major order of c's batch shape, the offset of batch element e is
+ * e * *stride: sets it and returns true. */
+static bool batch_stride(const emlx_array *arr, const emlx_array *c, int nbatch, int64_t *stride) {
+  int64_t s = 0, span = 1;
+  bool have = false;
+  for (int d = nbatch - 1; d >= 0; d--) {
+    int64_t n = c->shape[d];
+    if (n == 1)
+      continue;
+    if (!have) {
+      s = arr->strides[d];
+      have = true;
+    } else if (arr->strides[d] != s * span) {
+      return false;
+    }
+    span *= n;
+  }
+  *stride = s;
+  return true;
+}
+
+typedef struct small_batch_ctx {
+  emlx_gemm base;
+  int64_t a_bs, b_bs;
+} small_batch_ctx;
+
+static void small_batch_range(void *p, int64_t begin, int64_t end) {
+  const small_batch_ctx *x = p;
+  emlx_gemm g = x->base;
+  g.a = (const float *)g.a + begin * x->a_bs;
+  g.b = (const float *)g.b + begin * x->b_bs;
+  g.c = (float *)g.c + begin * g.M * g.ldc;
+  emlx_mm_small_f32_batch_avx512(&g, end - begin, x->a_bs, x->b_bs);
+}
+
 /* When B does not move across the batch and A's batch axes step evenly
  * through its rows, the whole batch is one GEMM with M * batch rows: sets
  * *row_stride and returns true. */
@@ -169,6 +207,13 @@ int emlx_cpu_matmul(const emlx_node *node, emlx_array *const *in, emlx_array *co
   double work = (double)M * (double)N * (double)K;
   if (work < (double)SMALL_GEMM_WORK) {
     int64_t grain = (int64_t)(SMALL_GEMM_WORK / (work + 1.0)) + 1;
+    small_batch_ctx sx = {.base = x.base};
+    if (c->dtype == EMLX_FLOAT32 && small_f32(&x.base) && batch_stride(a, c, nbatch, &sx.a_bs) &&
+        batch_stride(b, c, nbatch, &sx.b_bs)) {
+      /* Evenly spaced f32 products: one kernel call per chunk of them. */
+      emlx__parallel_for(batch, grain, small_batch_range, &sx);
+      return 0;
+    }
     emlx__parallel_for(batch, grain, batch_range, &x);
     /* A worker's message stays on its thread: say it again here. */
     return atomic_load(&x.failed) ? EMLX_FAIL("matmul: out of memory for a batch of products") : 0;

@@ -43,6 +43,10 @@ void *emlx_cpu_mm_scratch(size_t nbytes, emlx_buffer **holder);
  * B with unit column stride (simd/matmul_small_avx512.c). */
 #define EMLX_MM_SMALL_WORK 32768
 void emlx_mm_small_f32_avx512(const emlx_gemm *g);
+/* `count` such products, element e at g->a + e * a_bs, g->b + e * b_bs
+ * (element strides) and g->c + e * M * ldc. */
+void emlx_mm_small_f32_batch_avx512(const emlx_gemm *g, int64_t count, int64_t a_bs,
+                                    int64_t b_bs);
 
 /* Integer GEMM over a range of C rows [i0, i1), all of N and K; elements
  * are treated as unsigned of their width (wrapping arithmetic). */
@@ -57,7 +61,9 @@ extern const emlx_mm_int_rows_fn emlx_mm_int_rows_scalar[4], emlx_mm_int_rows_av
 /* A low-precision (f16/bf16) kernel: packs whole-K panels of A (MR rows) and
  * B (NR columns), K padded with zeros to a multiple of KU, and a micro-kernel
  * that computes one MR x NR block of C over the padded K in f32 and writes
- * the valid mv x nv corner of it, rounded to the output dtype. */
+ * the valid mv x nv corner of it, rounded to the output dtype. The driver
+ * also names pf_bytes at pf (pf may be NULL) that it will read soon (a slice
+ * of the next B panel): a kernel may prefetch them into L2 as it goes. */
 typedef struct emlx_mm_lowp_kernel {
   const char *name;
   int mr, nr, ku;
@@ -70,7 +76,7 @@ typedef struct emlx_mm_lowp_kernel {
    * a chunk of k for many panels in turn, so B is read row by row. */
   void (*pack_b)(const emlx_gemm *g, int64_t j0, int64_t k0, int64_t k1, void *dst);
   void (*micro)(int64_t kpad, const void *ap, const void *bp, void *c, int64_t ldc, int mv, int nv,
-                emlx_dtype dtype);
+                emlx_dtype dtype, const void *pf, int64_t pf_bytes);
   /* Per-thread set-up and tear-down around a run of micro calls (AMX tile
    * configuration); NULL when not needed. */
   void (*begin)(void);

@@ -61,7 +61,9 @@ static void generic_pack_b(const emlx_gemm *g, int64_t j0, int64_t k0, int64_t k
 }
 
 static void generic_micro(int64_t kpad, const void *ap, const void *bp, void *c, int64_t ldc,
-                          int mv, int nv, emlx_dtype dt) {
+                          int mv, int nv, emlx_dtype dt, const void *pf, int64_t pf_bytes) {
+  (void)pf;
+  (void)pf_bytes;
   const float *a = ap, *b = bp;
   float acc[G_MR][G_NR] = {{0}};
   for (int64_t k = 0; k < kpad; k++)
@@ -78,7 +80,16 @@ static void generic_micro(int64_t kpad, const void *ap, const void *bp, void *c,
 }
 
 static const emlx_mm_lowp_kernel generic_kernel = {
-    "generic", G_MR, G_NR, 1, 0, 4, 4, generic_pack_a, generic_pack_b, generic_micro, NULL, NULL};
+    .name = "generic",
+    .mr = G_MR,
+    .nr = G_NR,
+    .ku = 1,
+    .a_pad = 0,
+    .a_panel_elt = 4,
+    .b_panel_elt = 4,
+    .pack_a = generic_pack_a,
+    .pack_b = generic_pack_b,
+    .micro = generic_micro};
 
 const emlx_mm_lowp_kernel *emlx_mm_lowp_generic(emlx_dtype dtype) {
   (void)dtype;
@@ -166,6 +177,28 @@ static void pack_b_range(void *p, int64_t begin, int64_t end) {
   }
 }
 
+/* The MR x NR blocks of C of rows [i0, i0 + nsub * mr) and panel q, the A
+ * panels packed at apack. A B panel comes from L3 (B is packed once for all
+ * row blocks), so each micro call also asks for a 1/nsub slice of the next
+ * panel of the task (q_end: its end) to be prefetched into L2. */
+static void run_panel(const lowp_ctx *x, const char *apack, int64_t i0, int64_t nsub, int64_t q,
+                      int64_t q_end) {
+  const emlx_gemm *g = x->g;
+  const emlx_mm_lowp_kernel *k = x->k;
+  int64_t j0 = q * k->nr;
+  int nv = (int)(g->N - j0 < k->nr ? g->N - j0 : k->nr);
+  const char *bp = x->bpack + q * (int64_t)x->b_panel_bytes;
+  int64_t pf_total = q + 1 < q_end ? (int64_t)x->b_panel_bytes : 0;
+  for (int64_t s = 0; s < nsub; s++) {
+    int64_t r0 = i0 + s * k->mr;
+    int mv = (int)(g->M - r0 < k->mr ? g->M - r0 : k->mr);
+    char *c = (char *)g->c + (r0 * g->ldc + j0) * 2;
+    int64_t p0 = pf_total * s / nsub / 64 * 64, p1 = pf_total * (s + 1) / nsub / 64 * 64;
+    k->micro(x->kpad, apack + s * (int64_t)x->a_panel_bytes, bp, c, g->ldc, mv, nv, g->dtype,
+             p1 > p0 ? bp + x->b_panel_bytes + p0 : NULL, p1 - p0);
+  }
+}
+
 /* Tasks: row block t / nsplit, column range t % nsplit. */
 static void run_tasks(void *p, int64_t begin, int64_t end) {
   lowp_ctx *x = p;
@@ -177,7 +210,6 @@ static void run_tasks(void *p, int64_t begin, int64_t end) {
     atomic_store(&x->failed, 1);
     return;
   }
-  size_t esize = 2;
   if (k->begin)
     k->begin();
   for (int64_t t = begin; t < end; t++) {
@@ -188,17 +220,8 @@ static void run_tasks(void *p, int64_t begin, int64_t end) {
     for (int64_t s = 0; s < nsub; s++)
       k->pack_a(g, i0 + s * k->mr, x->kpad, apack + s * (int64_t)x->a_panel_bytes);
     int64_t q0 = x->npanels * ns / x->nsplit, q1 = x->npanels * (ns + 1) / x->nsplit;
-    for (int64_t q = q0; q < q1; q++) {
-      int64_t j0 = q * k->nr;
-      int nv = (int)(g->N - j0 < k->nr ? g->N - j0 : k->nr);
-      const char *bp = x->bpack + q * (int64_t)x->b_panel_bytes;
-      for (int64_t s = 0; s < nsub; s++) {
-        int64_t r0 = i0 + s * k->mr;
-        int mv = (int)(g->M - r0 < k->mr ? g->M - r0 : k->mr);
-        char *c = (char *)g->c + (r0 * g->ldc + j0) * (int64_t)esize;
-        k->micro(x->kpad, apack + s * (int64_t)x->a_panel_bytes, bp, c, g->ldc, mv, nv, g->dtype);
-      }
-    }
+    for (int64_t q = q0; q < q1; q++)
+      run_panel(x, apack, i0, nsub, q, q1);
   }
   if (k->end)
     k->end();

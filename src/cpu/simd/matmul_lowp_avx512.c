@@ -96,7 +96,9 @@ static inline void store_row(uint16_t *c, __m512 lo, __m512 hi, int nv, emlx_dty
 }
 
 static void fma_micro(int64_t kpad, const void *ap, const void *bp, void *c, int64_t ldc, int mv,
-                      int nv, emlx_dtype dt) {
+                      int nv, emlx_dtype dt, const void *pf, int64_t pf_bytes) {
+  (void)pf;
+  (void)pf_bytes;
   const float *a = ap, *b = bp;
   __m512 acc[MR][2];
   for (int r = 0; r < MR; r++)
@@ -115,8 +117,17 @@ static void fma_micro(int64_t kpad, const void *ap, const void *bp, void *c, int
     store_row(out + r * ldc, acc[r][0], acc[r][1], nv, dt, false);
 }
 
-static const emlx_mm_lowp_kernel fma_kernel = {"avx512-fma", MR,         NR,        1,    0,   4, 4,
-                                               fma_pack_a,   fma_pack_b, fma_micro, NULL, NULL};
+static const emlx_mm_lowp_kernel fma_kernel = {
+    .name = "avx512-fma",
+    .mr = MR,
+    .nr = NR,
+    .ku = 1,
+    .a_pad = 0,
+    .a_panel_elt = 4,
+    .b_panel_elt = 4,
+    .pack_a = fma_pack_a,
+    .pack_b = fma_pack_b,
+    .micro = fma_micro};
 
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx512(emlx_dtype dtype) {
   (void)dtype;
@@ -153,7 +164,9 @@ static void bf16_pack_b(const emlx_gemm *g, int64_t j0, int64_t k0, int64_t k1, 
 }
 
 static void bf16_micro(int64_t kpad, const void *ap, const void *bp, void *c, int64_t ldc, int mv,
-                       int nv, emlx_dtype dt) {
+                       int nv, emlx_dtype dt, const void *pf, int64_t pf_bytes) {
+  (void)pf;
+  (void)pf_bytes;
   const uint32_t *a = ap, *b = bp;
   __m512 acc[MR][2];
   for (int r = 0; r < MR; r++)
@@ -174,7 +187,16 @@ static void bf16_micro(int64_t kpad, const void *ap, const void *bp, void *c, in
 }
 
 static const emlx_mm_lowp_kernel bf16_kernel = {
-    "avx512-bf16", MR, NR, 2, 0, 2, 2, bf16_pack_a, bf16_pack_b, bf16_micro, NULL, NULL};
+    .name = "avx512-bf16",
+    .mr = MR,
+    .nr = NR,
+    .ku = 2,
+    .a_pad = 0,
+    .a_panel_elt = 2,
+    .b_panel_elt = 2,
+    .pack_a = bf16_pack_a,
+    .pack_b = bf16_pack_b,
+    .micro = bf16_micro};
 
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx512bf16(void) {
   return emlx_mm_cpu_has_avx512bf16() ? &bf16_kernel : NULL;

@@ -6,7 +6,13 @@
  * Here each row of C (N <= 64: up to four zmm of accumulators, the count
  * fixed at compile time so they stay in registers) is the sum of
  * a[i, k] * B[k, :] over k, B rows read in place (unit column stride), a
- * broadcast from any strides, the tail of N masked. */
+ * broadcast from any strides, the tail of N masked.
+ *
+ * A batch of contiguous 16 x 16 . 16 x 16 products (the commonest small
+ * batch: attention heads, block-diagonal layers) has its own kernel: the 16
+ * rows of B live in 16 zmm registers for the whole product and each row of
+ * C is 16 FMAs whose A operand is an embedded broadcast from memory, with
+ * no per-product dispatch between batch elements. */
 #include <immintrin.h>
 
 #include "../matmul.h"
@@ -77,5 +83,54 @@ void emlx_mm_small_f32_avx512(const emlx_gemm *g) {
   default:
     small_rows_4(A, g->a_rs, g->a_cs, B, g->b_rs, C, g->ldc, g->M, g->K, m);
     break;
+  }
+}
+
+#define MM16_AHEAD 8 /* products between a prefetch and its use */
+
+/* C = A . B for 16 x 16 row-major matrices: B held in registers, four rows
+ * of C in flight (four independent FMA chains). */
+static inline void mm16_f32(const float *restrict a, const float *restrict b, float *restrict c) {
+  __m512 bk[16];
+  _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) bk[k] = _mm512_loadu_ps(b + 16 * k);
+  for (int i = 0; i < 16; i += 4) {
+    __m512 acc[4];
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] =
+        _mm512_mul_ps(_mm512_set1_ps(a[(i + r) * 16]), bk[0]);
+    _Pragma("GCC unroll 16") for (int k = 1; k < 16; k++)
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] =
+            _mm512_fmadd_ps(_mm512_set1_ps(a[(i + r) * 16 + k]), bk[k], acc[r]);
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) _mm512_storeu_ps(c + (i + r) * 16, acc[r]);
+  }
+}
+
+void emlx_mm_small_f32_batch_avx512(const emlx_gemm *g, int64_t count, int64_t a_bs,
+                                    int64_t b_bs) {
+  const float *A = g->a, *B = g->b;
+  float *C = g->c;
+  int64_t c_bs = g->M * g->ldc;
+  if (g->M == 16 && g->N == 16 && g->K == 16 && g->a_rs == 16 && g->a_cs == 1 && g->b_rs == 16 &&
+      g->b_cs == 1 && g->ldc == 16) {
+    /* The operands of a product a few ahead come into L1 meanwhile: the
+     * batch streams from L3 or memory, and the kernel is short. */
+    for (int64_t e = 0; e < count; e++) {
+      if (e + MM16_AHEAD < count) {
+        const char *pa = (const char *)(A + (e + MM16_AHEAD) * a_bs);
+        const char *pb = (const char *)(B + (e + MM16_AHEAD) * b_bs);
+        _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) {
+          _mm_prefetch(pa + 64 * l, _MM_HINT_T0);
+          _mm_prefetch(pb + 64 * l, _MM_HINT_T0);
+        }
+      }
+      mm16_f32(A + e * a_bs, B + e * b_bs, C + e * c_bs);
+    }
+    return;
+  }
+  emlx_gemm one = *g;
+  for (int64_t e = 0; e < count; e++) {
+    one.a = A + e * a_bs;
+    one.b = B + e * b_bs;
+    one.c = C + e * c_bs;
+    emlx_mm_small_f32_avx512(&one);
   }
 }
