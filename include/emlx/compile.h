@@ -19,7 +19,11 @@
  * region. Values used only inside the region are never written to memory and
  * stay lazy (they are dropped with the graph as usual). Fused results are the
  * results of the unfused kernels: the same loops run on the same dtypes, so
- * they are bit-identical.
+ * integer and bool results are bit-identical, and so are float ones except
+ * where a vector function picks its argument reduction per vector of lanes
+ * (SLEEF's AVX-512 sin, cos and tan): which elements share a vector then
+ * decides the last bit, as it does between a strided and a contiguous
+ * unfused input (within 1 ulp either way).
  *
  * Plans are cached under a structural key — the region's ops, parameters,
  * dtypes, ranks and the contiguity class of each input (dense, scalar,
