@@ -619,6 +619,210 @@ CASES.update({
 })
 
 
+# ---- fusion family (bench/bench_fusion.c) ---------------------------------
+# Each expression is timed three ways on the EMLX side (eager fused, compiled
+# program, eager unfused: `_fused`, `_prog`, `_nofuse`), all against the same
+# peers: numpy as written and with out= buffers (scipy.special.erf for GELU,
+# which numpy lacks), and MLX's compiled function (mx.compile, then mx.eval
+# on the result, on MLX's CPU device) as the variant "mlx_compile". The
+# ratio line compares with the fastest peer; each peer's own line is printed
+# above it. Without mlx (pip install "mlx[cpu]") the MLX variant is skipped,
+# with the reason on stderr.
+
+_MLX_STATE: Dict[str, object] = {}
+
+
+def _mlx():
+    """mlx.core, or None (the reason printed once)."""
+    if "mx" not in _MLX_STATE:
+        try:
+            import mlx.core as mx
+            mx.set_default_device(mx.cpu)
+            _MLX_STATE["mx"] = mx
+        except Exception as e:  # ImportError, or a broken install
+            _MLX_STATE["mx"] = None
+            sys.stderr.write(f"compare.py: mlx is not importable ({e}); the mx.compile peer "
+                             "of the fusion cases is skipped (pip install \"mlx[cpu]\")\n")
+    return _MLX_STATE["mx"]
+
+
+def _fz_mlx(fn):
+    """Variants {"mlx_compile": ...} timing mx.compile(fn(mx)) on the inputs,
+    or {} when mlx is missing."""
+    if _mlx() is None:
+        return {}
+
+    def variant(*xs):
+        mx = _mlx()
+        f = mx.compile(fn(mx))
+        args = [mx.array(x) for x in xs]
+        mx.eval(*args)
+
+        def run():
+            r = f(*args)
+            mx.eval(r)
+            return r
+        return run
+    return {"mlx_compile": variant}
+
+
+def _fz_erf():
+    try:
+        import scipy.special as sps
+        return sps.erf
+    except ImportError:
+        sys.stderr.write("compare.py: scipy is not installed (pip install scipy); the GELU "
+                         "numpy peer uses math.erf per element (slow)\n")
+        f = np.frompyfunc(math.erf, 1, 1)
+        return lambda x, out=None: f(x).astype(np.float32)
+
+
+_FZ_R2 = 0.7071067811865476  # 1 / sqrt(2), as M_SQRT1_2
+
+
+def _fz_gelu_np(x):
+    erf = _fz_erf()
+    return lambda: 0.5 * x * (1 + erf(x * np.float32(_FZ_R2)))
+
+
+def _fz_gelu_out(x):
+    erf = _fz_erf()
+    o, h = np.empty_like(x), np.empty_like(x)
+
+    def run():
+        np.multiply(x, np.float32(_FZ_R2), out=o)
+        erf(o, out=o)
+        np.add(o, 1, out=o)
+        np.multiply(x, 0.5, out=h)
+        return np.multiply(h, o, out=o)
+    return run
+
+
+def _fz_silu_out(x):
+    o = np.empty_like(x)
+
+    def run():
+        np.negative(x, out=o)
+        np.exp(o, out=o)
+        np.add(o, 1, out=o)
+        return np.divide(x, o, out=o)
+    return run
+
+
+def _fz_chain20(xp, x, sigmoid, rsqrt):
+    """The 20 ops of bench_fusion.c's ex_chain20 in module xp (numpy or mlx)."""
+    f32 = np.float32 if xp is np else (lambda v: v)
+    t = x * f32(1.5)
+    t = t + f32(0.25)
+    t = xp.sin(t)
+    t = t * t
+    t = t + f32(1.0)
+    t = xp.sqrt(t)
+    t = xp.log(t)
+    t = t - f32(0.1)
+    t = xp.exp(t)
+    t = t * f32(0.5)
+    t = xp.tanh(t)
+    t = xp.maximum(t, f32(0.3))
+    t = t + x
+    t = xp.abs(t)
+    t = t + f32(1.0)
+    t = rsqrt(t)
+    t = t * f32(3.0)
+    t = sigmoid(t)
+    t = t - f32(0.5)
+    return t * t
+
+
+def _fz_chain20_out(x):
+    o = np.empty_like(x)
+
+    def run():
+        np.multiply(x, 1.5, out=o)
+        np.add(o, 0.25, out=o)
+        np.sin(o, out=o)
+        np.multiply(o, o, out=o)
+        np.add(o, 1.0, out=o)
+        np.sqrt(o, out=o)
+        np.log(o, out=o)
+        np.subtract(o, 0.1, out=o)
+        np.exp(o, out=o)
+        np.multiply(o, 0.5, out=o)
+        np.tanh(o, out=o)
+        np.maximum(o, 0.3, out=o)
+        np.add(o, x, out=o)
+        np.abs(o, out=o)
+        np.add(o, 1.0, out=o)
+        np.sqrt(o, out=o)
+        np.divide(1.0, o, out=o)
+        np.multiply(o, 3.0, out=o)
+        np.negative(o, out=o)  # sigmoid: 1 / (1 + exp(-t))
+        np.exp(o, out=o)
+        np.add(o, 1.0, out=o)
+        np.divide(1.0, o, out=o)
+        np.subtract(o, 0.5, out=o)
+        return np.multiply(o, o, out=o)
+    return run
+
+
+def _fz_np_sigmoid(t):
+    return 1 / (1 + np.exp(-t))
+
+
+def _fz_graph100(xp, a, b):
+    """bench_fusion.c's ex_graph100: 100 ops in turn."""
+    f32 = np.float32 if xp is np else (lambda v: v)
+    t = a
+    for i in range(100):
+        k = i % 5
+        if k == 0:
+            t = t * f32(0.75)
+        elif k == 1:
+            t = t + b
+        elif k == 2:
+            t = xp.maximum(t, f32(-1.5))
+        elif k == 3:
+            t = t - f32(0.125)
+        else:
+            t = xp.tanh(t)
+    return t
+
+
+_FZ_EXP2P1 = {"expr": lambda x: lambda: np.exp(x) * 2 + 1, "out": _exp2p1_out,
+              **_fz_mlx(lambda mx: lambda x: mx.exp(x) * 2 + 1)}
+_FZ_GELU = {"expr": _fz_gelu_np, "out": _fz_gelu_out,
+            **_fz_mlx(lambda mx: lambda x: 0.5 * x * (1 + mx.erf(x * _FZ_R2)))}
+_FZ_SILU = {"expr": lambda x: lambda: x / (1 + np.exp(-x)), "out": _fz_silu_out,
+            **_fz_mlx(lambda mx: lambda x: x * mx.sigmoid(x))}
+_FZ_CHAIN20 = {"expr": lambda x: lambda: _fz_chain20(np, x, _fz_np_sigmoid,
+                                                     lambda t: 1 / np.sqrt(t)),
+               "out": _fz_chain20_out,
+               **_fz_mlx(lambda mx: lambda x: _fz_chain20(mx, x, mx.sigmoid, mx.rsqrt))}
+_FZ_GRAPH100 = {"expr": lambda a, b: lambda: _fz_graph100(np, a, b),
+                **_fz_mlx(lambda mx: lambda a, b: _fz_graph100(mx, a, b))}
+_FZ_NOTES = "peers: numpy (1 thread), mx.compile (MLX cpu)"
+
+for _mode in ("fused", "prog", "nofuse"):
+    CASES.update({
+        f"exp2p1_{_mode}_f32_16M": Case(
+            area="bench_fusion", inputs=[Input("float32", (M16,), 601)],
+            numpy=_FZ_EXP2P1, notes=_FZ_NOTES),
+        f"gelu_{_mode}_f32_16M": Case(
+            area="bench_fusion", inputs=[Input("float32", (M16,), 602)],
+            numpy=_FZ_GELU, rtol=1e-4, notes=_FZ_NOTES + "; numpy's erf: scipy.special.erf"),
+        f"silu_{_mode}_f32_16M": Case(
+            area="bench_fusion", inputs=[Input("float32", (M16,), 603)],
+            numpy=_FZ_SILU, rtol=1e-4, notes=_FZ_NOTES),
+        f"chain20_{_mode}_f32_16M": Case(
+            area="bench_fusion", inputs=[Input("float32", (M16,), 604)],
+            numpy=_FZ_CHAIN20, rtol=1e-4, notes=_FZ_NOTES),
+        f"graph100_{_mode}_f32_1K": Case(
+            area="bench_fusion",
+            inputs=[Input("float32", (1024,), 611), Input("float32", (1024,), 612)],
+            numpy=_FZ_GRAPH100, rtol=1e-4, notes=_FZ_NOTES + "; per-op: median / 100"),
+    })
+
+
 # ---- timing --------------------------------------------------------------
 
 @dataclass

@@ -12,7 +12,8 @@
  * A sum or max whose input is a region's only output, read by nothing
  * else, takes the region as its prologue: the reduction reads the values as
  * the tile interpreter produces them, and they never reach memory (sum(x*x)
- * reads x once). Its result is bit-identical to the unfused one.
+ * reads x once). The folds and their order are those of the unfused
+ * reduction, so the result is too (up to the caveat below).
  *
  * A region's outputs are the values something outside it still needs: a
  * requested array, an array the caller holds, an input of a node outside the
