@@ -86,6 +86,16 @@ typedef struct emlx_cpu_iter {
  * element is one dim of size 1 with stride 0) and the element count. */
 int emlx_cpu_merge_dims(int ndim, const int64_t *shape, int nin, const int64_t *const *strides,
                         int64_t *mshape, int64_t *const *mstrides, int64_t *size);
+/* Walking a merged shape row by row (rows: runs of the innermost dim) for
+ * nin operands with strides[k][d]: walk_start positions the walk at flat
+ * element `begin` (digits of the outer dims in idx, each operand's offset of
+ * the row in base[k]) and returns the position within the row; walk_next
+ * moves to the next row. */
+int64_t emlx_cpu_walk_start(int ndim, const int64_t *shape, int nin,
+                            const int64_t (*strides)[EMLX_MAX_NDIM], int64_t begin, int64_t *idx,
+                            int64_t *base);
+void emlx_cpu_walk_next(int ndim, const int64_t *shape, int nin,
+                        const int64_t (*strides)[EMLX_MAX_NDIM], int64_t *idx, int64_t *base);
 void emlx_cpu_iter_init(emlx_cpu_iter *it, int ndim, const int64_t *shape, int nin,
                         const int64_t *const *strides);
 /* Runs the loop over the whole output on the pool, in chunks of at least

@@ -241,17 +241,13 @@ static void fused_range(void *ctx, int64_t begin, int64_t end) {
   int64_t tile = p->tile;
   int64_t inner_n = job->shape[last];
   int64_t idx[EMLX_MAX_NDIM];
-  int64_t base[EMLX_FUSE_MAX_INPUTS] = {0};
+  int64_t base[EMLX_FUSE_MAX_INPUTS];
   int64_t s[EMLX_FUSE_MAX_INPUTS];
   for (int k = 0; k < nin; k++)
     s[k] = job->stride[k][last];
-  int64_t rem = begin / inner_n, inner = begin % inner_n;
-  for (int d = last - 1; d >= 0; d--) {
-    idx[d] = rem % job->shape[d];
-    rem /= job->shape[d];
-    for (int k = 0; k < nin; k++)
-      base[k] += idx[d] * job->stride[k][d];
-  }
+  int64_t inner = emlx_cpu_walk_start(job->ndim, job->shape, nin,
+                                      (const int64_t(*)[EMLX_MAX_NDIM])job->stride, begin, idx,
+                                      base);
   const char *in[EMLX_FUSE_MAX_INPUTS];
   int64_t pos = begin;
   while (pos < end) {
@@ -264,18 +260,9 @@ static void fused_range(void *ctx, int64_t begin, int64_t end) {
     }
     pos += len;
     inner = 0;
-    if (pos >= end)
-      break;
-    for (int d = last - 1; d >= 0; d--) { /* odometer over the outer dims */
-      idx[d]++;
-      for (int k = 0; k < nin; k++)
-        base[k] += job->stride[k][d];
-      if (idx[d] < job->shape[d])
-        break;
-      for (int k = 0; k < nin; k++)
-        base[k] -= job->stride[k][d] * job->shape[d];
-      idx[d] = 0;
-    }
+    if (pos < end)
+      emlx_cpu_walk_next(job->ndim, job->shape, nin, (const int64_t(*)[EMLX_MAX_NDIM])job->stride,
+                         idx, base);
   }
 }
 

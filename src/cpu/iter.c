@@ -54,6 +54,36 @@ void emlx_cpu_iter_init(emlx_cpu_iter *it, int ndim, const int64_t *shape, int n
   it->ndim = emlx_cpu_merge_dims(ndim, shape, nin, strides, it->shape, ms, &it->size);
 }
 
+int64_t emlx_cpu_walk_start(int ndim, const int64_t *shape, int nin,
+                            const int64_t (*strides)[EMLX_MAX_NDIM], int64_t begin, int64_t *idx,
+                            int64_t *base) {
+  int last = ndim - 1;
+  int64_t rem = begin / shape[last];
+  for (int j = 0; j < nin; j++)
+    base[j] = 0;
+  for (int k = last - 1; k >= 0; k--) {
+    idx[k] = rem % shape[k];
+    rem /= shape[k];
+    for (int j = 0; j < nin; j++)
+      base[j] += idx[k] * strides[j][k];
+  }
+  return begin % shape[last];
+}
+
+void emlx_cpu_walk_next(int ndim, const int64_t *shape, int nin,
+                        const int64_t (*strides)[EMLX_MAX_NDIM], int64_t *idx, int64_t *base) {
+  for (int k = ndim - 2; k >= 0; k--) {
+    idx[k]++;
+    for (int j = 0; j < nin; j++)
+      base[j] += strides[j][k];
+    if (idx[k] < shape[k])
+      return;
+    for (int j = 0; j < nin; j++)
+      base[j] -= strides[j][k] * shape[k];
+    idx[k] = 0;
+  }
+}
+
 typedef struct iter_job {
   const emlx_cpu_iter *it;
   emlx_cpu_unary_loop un;
@@ -66,15 +96,8 @@ static void iter_range(void *ctx, int64_t begin, int64_t end) {
   int d = it->ndim, last = d - 1;
   int64_t inner_n = it->shape[last];
   int64_t idx[EMLX_MAX_NDIM];
-  int64_t base[2] = {0, 0}; /* offset of the current inner row, per input */
-
-  int64_t rem = begin / inner_n, inner = begin % inner_n;
-  for (int k = last - 1; k >= 0; k--) {
-    idx[k] = rem % it->shape[k];
-    rem /= it->shape[k];
-    for (int j = 0; j < it->nin; j++)
-      base[j] += idx[k] * it->stride[j][k];
-  }
+  int64_t base[2]; /* offset of the current inner row, per input */
+  int64_t inner = emlx_cpu_walk_start(d, it->shape, it->nin, it->stride, begin, idx, base);
   int64_t pos = begin;
   while (pos < end) {
     int64_t len = inner_n - inner < end - pos ? inner_n - inner : end - pos;
@@ -89,18 +112,8 @@ static void iter_range(void *ctx, int64_t begin, int64_t end) {
     }
     pos += len;
     inner = 0;
-    if (pos >= end)
-      break;
-    for (int k = last - 1; k >= 0; k--) { /* odometer over the outer dims */
-      idx[k]++;
-      for (int j = 0; j < it->nin; j++)
-        base[j] += it->stride[j][k];
-      if (idx[k] < it->shape[k])
-        break;
-      for (int j = 0; j < it->nin; j++)
-        base[j] -= it->stride[j][k] * it->shape[k];
-      idx[k] = 0;
-    }
+    if (pos < end)
+      emlx_cpu_walk_next(d, it->shape, it->nin, it->stride, idx, base);
   }
 }
 

@@ -30,14 +30,8 @@ static void math_range(void *ctx, int64_t begin, int64_t end) {
   int last = it->ndim - 1, nin = it->nin;
   int64_t inner_n = it->shape[last];
   int64_t idx[EMLX_MAX_NDIM];
-  int64_t base[3] = {0, 0, 0};
-  int64_t rem = begin / inner_n, inner = begin % inner_n;
-  for (int k = last - 1; k >= 0; k--) {
-    idx[k] = rem % it->shape[k];
-    rem /= it->shape[k];
-    for (int j = 0; j < nin; j++)
-      base[j] += idx[k] * it->stride[j][k];
-  }
+  int64_t base[3];
+  int64_t inner = emlx_cpu_walk_start(it->ndim, it->shape, nin, it->stride, begin, idx, base);
   int64_t s[3] = {it->stride[0][last], it->stride[1][last], it->stride[2][last]};
   int64_t pos = begin;
   while (pos < end) {
@@ -48,18 +42,8 @@ static void math_range(void *ctx, int64_t begin, int64_t end) {
     job->fn(ptr, s, it->out + pos * (int64_t)it->out_esize, len, job->ctx);
     pos += len;
     inner = 0;
-    if (pos >= end)
-      break;
-    for (int k = last - 1; k >= 0; k--) {
-      idx[k]++;
-      for (int j = 0; j < nin; j++)
-        base[j] += it->stride[j][k];
-      if (idx[k] < it->shape[k])
-        break;
-      for (int j = 0; j < nin; j++)
-        base[j] -= it->stride[j][k] * it->shape[k];
-      idx[k] = 0;
-    }
+    if (pos < end)
+      emlx_cpu_walk_next(it->ndim, it->shape, nin, it->stride, idx, base);
   }
 }
 
