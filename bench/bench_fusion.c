@@ -326,42 +326,27 @@ static void print_summary(void) {
   }
 }
 
+static const char *fz_name(const void *ctx, size_t i) {
+  (void)ctx;
+  return cases[i].c.name;
+}
+static const char *fz_what(const void *ctx, size_t i) {
+  (void)ctx;
+  return cases[i].c.what;
+}
+static int fz_run(const void *ctx, size_t i, const bench_options *opt) {
+  (void)ctx;
+  return fz_run_case(i, opt);
+}
+
 int main(int argc, char **argv) {
-  bench_options opt;
-  int p = bench_parse(argc, argv, &opt);
-  if (p != 0)
-    return p > 0 ? 0 : 2;
-  for (int s = 0; s < opt.nselected; s++)
-    if (find_case(opt.selected[s]) == NCASES) {
-      fprintf(stderr, "%s: unknown case '%s' (see --list)\n", argv[0], opt.selected[s]);
-      return 2;
-    }
-  if (opt.list) {
-    for (size_t i = 0; i < NCASES; i++)
-      printf("%s\t%s\n", cases[i].c.name, cases[i].c.what);
-    return 0;
-  }
-  if (opt.threads > 0 && emlx_set_num_threads(opt.threads) < 0) {
-    fprintf(stderr, "%s: emlx_set_num_threads: %s\n", argv[0], emlx_last_error());
-    return 2;
-  }
-  printf("# emlx version=%d.%d.%d simd=%s threads=%d cores=%ld reps=%d warmup=%d\n",
-         EMLX_VERSION_MAJOR, EMLX_VERSION_MINOR, EMLX_VERSION_PATCH, emlx_simd_level(),
-         emlx_num_threads(), sysconf(_SC_NPROCESSORS_ONLN), opt.reps, opt.warmup);
-  fflush(stdout);
-  int failed = 0;
-  for (size_t i = 0; i < NCASES; i++) {
-    bool run = opt.nselected == 0;
-    for (int s = 0; s < opt.nselected && !run; s++)
-      run = !strcmp(cases[i].c.name, opt.selected[s]);
-    if (run && fz_run_case(i, &opt) != 0)
-      failed++;
-  }
+  bench_suite suite = {NCASES, NULL, fz_name, fz_what, fz_run};
+  int rc = bench_main_suite(argc, argv, &suite);
   print_summary();
   emlx_program_release(exp2p1_program);
   emlx_program_release(gelu_program);
   emlx_program_release(silu_program);
   emlx_program_release(chain20_program);
   emlx_program_release(graph100_program);
-  return failed ? 1 : 0;
+  return rc;
 }

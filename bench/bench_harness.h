@@ -379,23 +379,35 @@ static inline int bench_parse(int argc, char **argv, bench_options *opt) {
   return 0;
 }
 
-static inline int bench_main(int argc, char **argv, const bench_case *cases, size_t ncases) {
+/* A program's cases as bench_main_suite sees them: names, descriptions,
+ * and how to run case i (0, or non-zero when it failed). */
+typedef struct bench_suite {
+  size_t ncases;
+  const void *ctx;
+  const char *(*name)(const void *ctx, size_t i);
+  const char *(*what)(const void *ctx, size_t i);
+  int (*run)(const void *ctx, size_t i, const bench_options *opt);
+} bench_suite;
+
+/* Parses the options, lists or runs the selected cases, prints the header
+ * line; the exit status of the program. */
+static inline int bench_main_suite(int argc, char **argv, const bench_suite *suite) {
   bench_options opt;
   int p = bench_parse(argc, argv, &opt);
   if (p != 0)
     return p > 0 ? 0 : 2;
   for (int s = 0; s < opt.nselected; s++) {
     size_t i = 0;
-    while (i < ncases && strcmp(cases[i].name, opt.selected[s]) != 0)
+    while (i < suite->ncases && strcmp(suite->name(suite->ctx, i), opt.selected[s]) != 0)
       i++;
-    if (i == ncases) {
+    if (i == suite->ncases) {
       fprintf(stderr, "%s: unknown case '%s' (see --list)\n", argv[0], opt.selected[s]);
       return 2;
     }
   }
   if (opt.list) {
-    for (size_t i = 0; i < ncases; i++)
-      printf("%s\t%s\n", cases[i].name, cases[i].what);
+    for (size_t i = 0; i < suite->ncases; i++)
+      printf("%s\t%s\n", suite->name(suite->ctx, i), suite->what(suite->ctx, i));
     return 0;
   }
   if (opt.threads > 0 && emlx_set_num_threads(opt.threads) < 0) {
@@ -407,14 +419,30 @@ static inline int bench_main(int argc, char **argv, const bench_case *cases, siz
          emlx_num_threads(), sysconf(_SC_NPROCESSORS_ONLN), opt.reps, opt.warmup);
   fflush(stdout);
   int failed = 0;
-  for (size_t i = 0; i < ncases; i++) {
+  for (size_t i = 0; i < suite->ncases; i++) {
     bool run = opt.nselected == 0;
     for (int s = 0; s < opt.nselected && !run; s++)
-      run = !strcmp(cases[i].name, opt.selected[s]);
-    if (run && bench_run_case(&cases[i], &opt) != 0)
+      run = !strcmp(suite->name(suite->ctx, i), opt.selected[s]);
+    if (run && suite->run(suite->ctx, i, &opt) != 0)
       failed++;
   }
   return failed ? 1 : 0;
+}
+
+static inline const char *bench_case_name(const void *ctx, size_t i) {
+  return ((const bench_case *)ctx)[i].name;
+}
+static inline const char *bench_case_what(const void *ctx, size_t i) {
+  return ((const bench_case *)ctx)[i].what;
+}
+static inline int bench_case_run(const void *ctx, size_t i, const bench_options *opt) {
+  return bench_run_case(&((const bench_case *)ctx)[i], opt);
+}
+
+/* The main of a program whose cases are a bench_case table. */
+static inline int bench_main(int argc, char **argv, const bench_case *cases, size_t ncases) {
+  bench_suite suite = {ncases, cases, bench_case_name, bench_case_what, bench_case_run};
+  return bench_main_suite(argc, argv, &suite);
 }
 
 #endif
