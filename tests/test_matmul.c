@@ -279,6 +279,9 @@ static void test_lowp_kernels(void) {
       check_matmul(d, (int64_t[]){37, 70}, 2, (int64_t[]){70, 45}, 2, kernels[k]);
       check_matmul(d, (int64_t[]){2, 65, 129}, 3, (int64_t[]){129, 33}, 2, kernels[k]);
       check_matmul(d, (int64_t[]){8, 3, 5}, 3, (int64_t[]){8, 5, 4}, 3, kernels[k]);
+      /* K past the AMX kernel's K chunk (256), not a multiple of it, with
+       * several row blocks and a partial last one. */
+      check_matmul(d, (int64_t[]){150, 600}, 2, (int64_t[]){600, 70}, 2, kernels[k]);
       check_views(d, 33, 65, 40);
       test_random_values(d, d == EMLX_FLOAT16 ? 1e-5 : 1e-3);
     }

@@ -77,6 +77,15 @@ typedef struct emlx_mm_lowp_kernel {
   void (*pack_b)(const emlx_gemm *g, int64_t j0, int64_t k0, int64_t k1, void *dst);
   void (*micro)(int64_t kpad, const void *ap, const void *bp, void *c, int64_t ldc, int mv, int nv,
                 emlx_dtype dtype, const void *pf, int64_t pf_bytes);
+  /* Optional: the same over steps [k0, k1) of the padded K only,
+   * accumulating in the f32 MR x NR block acc (zeroed first when first;
+   * rounded into c instead of stored to acc when last). The driver then
+   * walks K in chunks of kc, so a chunk of the B panel stays in L1 while
+   * every A micro-panel of the block passes it. */
+  void (*micro_part)(int64_t k0, int64_t k1, const void *ap, const void *bp, float *acc,
+                     bool first, bool last, void *c, int64_t ldc, int mv, int nv,
+                     const void *pf, int64_t pf_bytes);
+  int64_t kc;
   /* Per-thread set-up and tear-down around a run of micro calls (AMX tile
    * configuration); NULL when not needed. */
   void (*begin)(void);

@@ -189,6 +189,24 @@ static void run_panel(const lowp_ctx *x, const char *apack, int64_t i0, int64_t 
   int nv = (int)(g->N - j0 < k->nr ? g->N - j0 : k->nr);
   const char *bp = x->bpack + q * (int64_t)x->b_panel_bytes;
   int64_t pf_total = q + 1 < q_end ? (int64_t)x->b_panel_bytes : 0;
+  if (k->micro_part && x->kpad > k->kc && nsub <= MC_BLOCKS) {
+    _Alignas(64) float acc[MC_BLOCKS][32 * 32];
+    int64_t nchunks = (x->kpad + k->kc - 1) / k->kc, ncalls = nchunks * nsub, call = 0;
+    for (int64_t k0 = 0; k0 < x->kpad; k0 += k->kc) {
+      int64_t k1 = k0 + k->kc < x->kpad ? k0 + k->kc : x->kpad;
+      for (int64_t s = 0; s < nsub; s++, call++) {
+        int64_t r0 = i0 + s * k->mr;
+        int mv = (int)(g->M - r0 < k->mr ? g->M - r0 : k->mr);
+        char *c = (char *)g->c + (r0 * g->ldc + j0) * 2;
+        int64_t p0 = pf_total * call / ncalls / 64 * 64;
+        int64_t p1 = pf_total * (call + 1) / ncalls / 64 * 64;
+        k->micro_part(k0, k1, apack + s * (int64_t)x->a_panel_bytes, bp, acc[s], k0 == 0,
+                      k1 == x->kpad, c, g->ldc, mv, nv,
+                      p1 > p0 ? bp + x->b_panel_bytes + p0 : NULL, p1 - p0);
+      }
+    }
+    return;
+  }
   for (int64_t s = 0; s < nsub; s++) {
     int64_t r0 = i0 + s * k->mr;
     int mv = (int)(g->M - r0 < k->mr ? g->M - r0 : k->mr);

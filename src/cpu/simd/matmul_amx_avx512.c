@@ -10,7 +10,11 @@
  * 16-31), so each tile load reads one contiguous kilobyte. While it runs,
  * a call prefetches into L2 the slice of the next B panel the driver names:
  * the packed B lives in L3, and a panel met cold stalls the tile loads
- * (about 13% of the 2048^3 time on the machine this was tuned on).
+ * (about 13% of the 2048^3 time on the machine this was tuned on). For a K
+ * past KC_BLOCK the driver calls amx_micro_part over chunks of K instead,
+ * the f32 block kept in a buffer between chunks, so a 16 KiB chunk of the B
+ * panel is read from L1 by every A micro-panel of the row block (a few
+ * percent at 2048^3; 512 is worse: the chunk no longer fits L1 with A's).
  *
  * The AMX instructions are enabled per function with target attributes, so
  * this unit needs no compiler flag beyond the AVX-512 set CMake gives every
@@ -22,6 +26,7 @@
 #define MR 32
 #define NR 32
 #define KU 32
+#define KC_BLOCK 256 /* steps of K per amx_micro_part call */
 
 typedef struct tile_config {
   uint8_t palette_id;
@@ -145,6 +150,31 @@ AMX_TARGET static void amx_micro(int64_t kpad, const void *ap, const void *bp, v
   amx_store_bf16((const float(*)[NR])tmp, c, ldc, mv, nv);
 }
 
+AMX_TARGET static void amx_micro_part(int64_t k0, int64_t k1, const void *ap, const void *bp,
+                                      float *acc, bool first, bool last, void *c, int64_t ldc,
+                                      int mv, int nv, const void *pf, int64_t pf_bytes) {
+  if (first) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  } else {
+    _tile_loadd(0, acc, NR * 4);
+    _tile_loadd(1, acc + 16, NR * 4);
+    _tile_loadd(2, acc + 16 * NR, NR * 4);
+    _tile_loadd(3, acc + 16 * NR + 16, NR * 4);
+  }
+  amx_steps(k0, k1, ap, bp, pf, pf_bytes / 64);
+  _Alignas(64) float tmp[MR][NR];
+  float *dst = last ? &tmp[0][0] : acc;
+  _tile_stored(0, dst, NR * 4);
+  _tile_stored(1, dst + 16, NR * 4);
+  _tile_stored(2, dst + 16 * NR, NR * 4);
+  _tile_stored(3, dst + 16 * NR + 16, NR * 4);
+  if (last)
+    amx_store_bf16((const float(*)[NR])tmp, c, ldc, mv, nv);
+}
+
 static const emlx_mm_lowp_kernel amx_kernel = {
     .name = "amx-bf16",
     .mr = MR,
@@ -155,6 +185,8 @@ static const emlx_mm_lowp_kernel amx_kernel = {
     .pack_a = amx_pack_a,
     .pack_b = amx_pack_b,
     .micro = amx_micro,
+    .micro_part = amx_micro_part,
+    .kc = KC_BLOCK,
     .begin = amx_begin,
     .end = amx_end};
 
