@@ -26,7 +26,7 @@
 #define MR 32
 #define NR 32
 #define KU 32
-#define KC_BLOCK 256 /* steps of K per amx_micro_part call */
+#define KC_BLOCK 256 /* values of k per amx_micro_part call (8 steps) */
 
 typedef struct tile_config {
   uint8_t palette_id;
