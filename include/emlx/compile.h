@@ -9,8 +9,9 @@
  * the unfused kernels use) over the tile and stores the outputs. One pass
  * over memory for a whole chain; no run-time compiler.
  *
- * A sum or max whose input is a region's only output, read by nothing
- * else, takes the region as its prologue: the reduction reads the values as
+ * A reduction over axes (sum, max, product, min, all, any) whose input is a
+ * region's only output, read by nothing else, takes the region as its
+ * prologue: the reduction reads the values as
  * the tile interpreter produces them, and they never reach memory (sum(x*x)
  * reads x once). The folds and their order are those of the unfused
  * reduction, so the result is too (up to the caveat below).

@@ -31,7 +31,7 @@
 enum {
   STEP_KERNEL,       /* one node's kernel */
   STEP_FUSED,        /* a fused region */
-  STEP_FUSED_REDUCE, /* a sum/max fed directly by a fused region's one output */
+  STEP_FUSED_REDUCE, /* a reduction fed directly by a fused region's one output */
 };
 
 typedef struct step {
@@ -660,7 +660,7 @@ static int build_steps(compiler *c, const unsigned char *is_output) {
     const value_info *o = &p->vals[cn->out[0]];
     v[j].fusable = cn->fusable;
     v[j].reducer = !cn->fusable && cn->nin == 1 && cn->node->noutputs == 1 &&
-                   (cn->node->prim == EMLX_PRIM_SUM || cn->node->prim == EMLX_PRIM_MAX);
+                   emlx__fuse_is_reduction(cn->node->prim);
     v[j].ndim = o->ndim;
     v[j].shape = o->shape;
     v[j].nin = cn->nin;

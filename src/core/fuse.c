@@ -310,6 +310,20 @@ int emlx__fuse_plan_reduce(const emlx_fuse_plan *p, emlx_array *const *inputs,
   return rc;
 }
 
+bool emlx__fuse_is_reduction(emlx_prim prim) {
+  switch (prim) {
+  case EMLX_PRIM_SUM:
+  case EMLX_PRIM_MAX:
+  case EMLX_PRIM_PRODUCT:
+  case EMLX_PRIM_MIN:
+  case EMLX_PRIM_ALL:
+  case EMLX_PRIM_ANY:
+    return true;
+  default:
+    return false;
+  }
+}
+
 bool emlx__fuse_supports(const emlx_backend *be, emlx_prim prim, const void *params,
                          size_t params_size, const emlx_dtype *in, int nin, emlx_dtype out) {
   return be && be->fuse_supports && be->fuse_compile &&
@@ -635,7 +649,7 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
     v[i].fusable = node_fusable(a, ins3, nin);
     const emlx_backend *be = emlx__backend(a->device);
     v[i].reducer = !v[i].fusable && nin == 1 && a->node->noutputs == 1 &&
-                   (a->node->prim == EMLX_PRIM_SUM || a->node->prim == EMLX_PRIM_MAX) && be &&
+                   emlx__fuse_is_reduction(a->node->prim) && be &&
                    be->fuse_reduce && ins3[0]->device == a->device;
   }
   rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);

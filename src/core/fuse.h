@@ -82,6 +82,10 @@ int emlx__fuse_plan_reduce(const emlx_fuse_plan *p, emlx_array *const *inputs,
 bool emlx__fuse_supports(const emlx_backend *be, emlx_prim prim, const void *params,
                          size_t params_size, const emlx_dtype *in, int nin, emlx_dtype out);
 
+/* The reductions over axes that may take a region as their prologue: sum,
+ * max, product, min, all, any. */
+bool emlx__fuse_is_reduction(emlx_prim prim);
+
 /* Counts a fused region run (for emlx_fusion_stats). */
 void emlx__fuse_count_region(int nops);
 
@@ -90,7 +94,8 @@ void emlx__fuse_count_region(int nops);
 typedef struct emlx_fuse_region {
   int nmembers;
   int *members; /* indices into order, ascending; the last one is the anchor */
-  int reducer;  /* a reduction reading a member, first reader from outside, or -1:
+  int reducer;  /* a reduction (sum, max, product, min, all, any) reading a member,
+                   its first reader from outside, or -1:
                    the region runs at its position and may feed it directly */
 } emlx_fuse_region;
 

@@ -34,6 +34,9 @@ typedef struct emlx_cpu_source {
  * read the input strided; nothing changed), -1 error. */
 int emlx_cpu_reduce_source(const emlx_node *node, const emlx_array *like,
                            const emlx_cpu_source *src, emlx_array *out);
+/* The same for PRODUCT / MIN / ALL / ANY (reduce2.c). */
+int emlx_cpu_reduce2_source(const emlx_node *node, const emlx_array *like,
+                            const emlx_cpu_source *src, emlx_array *out);
 
 /* ---- elementwise loops, as the kernels and the fused interpreter run them -- */
 /* The inner loop an elementwise node runs: exactly one of un / bin / nary is

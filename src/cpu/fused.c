@@ -364,7 +364,8 @@ static void produce(const void *ctx, int64_t pos, int64_t n, void *dst) {
 int emlx_cpu_fuse_reduce(const void *plan, emlx_array *const *inputs, const emlx_node *reduce,
                          const emlx_array *like, emlx_array *out) {
   const fused_plan *p = (const fused_plan *)plan;
-  if (p->noutputs != 1 || (reduce->prim != EMLX_PRIM_SUM && reduce->prim != EMLX_PRIM_MAX))
+  bool sum_max = reduce->prim == EMLX_PRIM_SUM || reduce->prim == EMLX_PRIM_MAX;
+  if (p->noutputs != 1 || !emlx__fuse_is_reduction(reduce->prim))
     return 1;
   int nin = p->ninputs;
   int64_t(*st)[EMLX_MAX_NDIM] = malloc(sizeof(*st) * (size_t)(nin ? nin : 1));
@@ -377,7 +378,8 @@ int emlx_cpu_fuse_reduce(const void *plan, emlx_array *const *inputs, const emlx
     rc = -1;
   else {
     emlx_cpu_source src = {produce, &job};
-    rc = emlx_cpu_reduce_source(reduce, like, &src, out);
+    rc = sum_max ? emlx_cpu_reduce_source(reduce, like, &src, out)
+                 : emlx_cpu_reduce2_source(reduce, like, &src, out);
   }
   free(st);
   free(merged);

@@ -1,22 +1,11 @@
 /* reduce2.c — the product, min, all and any kernels.
  *
- * The shape of the work is that of reduce.c (sum/max): the input's dims are
- * split into kept and reduced ones, size-1 dims dropped and neighbours of
- * the same kind that are contiguous merged; then
- *
- *  - row mode (the innermost remaining dim is reduced): each output folds
- *    runs along that dim. Many outputs: parallel over outputs. Few outputs
- *    with long runs: the runs are cut into fixed 64K-element pieces folded
- *    in parallel into partials combined in order;
- *  - column mode (the innermost dim is kept): blocks of output columns fold
- *    whole input rows. Parallel over (outer output index, column block);
- *    with few blocks and many rows, the rows are cut into slices whose
- *    partial blocks are combined in order;
- *  - nothing left to reduce: every output folds its single element.
- *
- * Every split depends on the shape only, never on the thread count, so a
- * result is the same whatever the pool size. Inner loops and accumulator
- * types: reduce2.h. */
+ * The work is reduce_driver.c's (kept and reduced dims, row and column
+ * modes, fixed splits, an optional virtual input); this file gives it the
+ * ops: the accumulators below and the ISA table's fold loops (reduce2.h),
+ * plus the cases the driver leaves out: an empty reduction (the identity)
+ * and nothing left to reduce (one element per output, folded as a
+ * reduction over one position). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,32 +13,12 @@
 #include "cpu.h"
 #include "kernels_reduce.h"
 #include "reduce2.h"
-#include "reduce2_dyn.h"
+#include "reduce_driver.h"
 
-#define R2_CHUNK 65536 /* elements per piece of a split run */
-#define R2_CB 4096     /* output columns per block in column mode (a 16 KB row of f32) */
-#define R2_BATCH 256   /* outputs finished together in row mode */
-/* Input elements per dynamically scheduled chunk: large enough that each
- * thread streams long contiguous runs (prefetchers), small enough that a
- * descheduled thread delays little on a busy machine. */
-#define R2_CHUNK_WORK 131072
-
-typedef struct r2_dim {
-  int64_t size, stride;
-} r2_dim;
-
-typedef struct r2_plan {
-  int op; /* EMLX_R2_* */
-  emlx_dtype in_dt, out_dt;
-  size_t in_es, out_es, acc_es;
-  const char *in;
-  char *out;
-  int nk, nr;
-  int inner_reduced;
-  r2_dim kept[EMLX_MAX_NDIM], red[EMLX_MAX_NDIM];
-  emlx_cpu_fold_row row;
-  emlx_cpu_fold_col col;
-} r2_plan;
+/* Input elements per parallel task: large enough that each thread streams
+ * long contiguous runs (prefetchers), small enough that a descheduled
+ * thread delays little on a busy machine. */
+#define R2_TASK_WORK 131072
 
 /* ---- the ISA table -------------------------------------------------------- */
 const emlx_cpu_reduce2_table *emlx_cpu_reduce2_get(void) {
@@ -138,7 +107,7 @@ static void acc_identity(int op, emlx_dtype dt, unsigned char *id) {
   memcpy(id, &v, 8);
 }
 
-static void acc_init(const r2_plan *p, void *acc, int64_t count) {
+static void acc_init(const emlx_red_plan *p, void *acc, int64_t count) {
   unsigned char id[8];
   acc_identity(p->op, p->in_dt, id);
   for (int64_t i = 0; i < count; i++)
@@ -147,7 +116,7 @@ static void acc_init(const r2_plan *p, void *acc, int64_t count) {
 
 /* dst = fold(dst, src) for one accumulator: the column loop over one
  * "column" with the partial as the row does exactly that. */
-static void acc_combine(const r2_plan *p, void *dst, const void *src) {
+static void acc_combine(const emlx_red_plan *p, void *dst, const void *src) {
   if (p->in_dt == EMLX_FLOAT16 || p->in_dt == EMLX_BFLOAT16) { /* f32 accumulators */
     float s, *d = (float *)dst;
     memcpy(&s, src, sizeof s);
@@ -170,7 +139,7 @@ static void acc_combine(const r2_plan *p, void *dst, const void *src) {
 }
 
 /* count accumulators -> count output elements. */
-static void acc_finish(const r2_plan *p, const void *acc, char *out, int64_t count) {
+static void acc_finish(const emlx_red_plan *p, const void *acc, char *out, int64_t count) {
   if (p->out_dt == EMLX_FLOAT16 || p->out_dt == EMLX_BFLOAT16) {
     const float *a = (const float *)acc;
     uint16_t *o = (uint16_t *)(void *)out;
@@ -179,228 +148,6 @@ static void acc_finish(const r2_plan *p, const void *acc, char *out, int64_t cou
     return;
   }
   memcpy(out, acc, (size_t)count * p->out_es); /* same type and size */
-}
-
-/* ---- index arithmetic --------------------------------------------------------- */
-static int64_t kept_offset(const r2_plan *p, int nk, int64_t o) {
-  int64_t off = 0;
-  for (int k = nk - 1; k >= 0; k--) {
-    off += (o % p->kept[k].size) * p->kept[k].stride;
-    o /= p->kept[k].size;
-  }
-  return off;
-}
-
-static int64_t red_offset(const r2_plan *p, int nr, int64_t r, int64_t *idx) {
-  int64_t off = 0;
-  for (int k = nr - 1; k >= 0; k--) {
-    idx[k] = r % p->red[k].size;
-    off += idx[k] * p->red[k].stride;
-    r /= p->red[k].size;
-  }
-  return off;
-}
-
-static int64_t red_next(const r2_plan *p, int nr, int64_t *idx) {
-  int64_t delta = 0;
-  for (int k = nr - 1; k >= 0; k--) {
-    delta += p->red[k].stride;
-    if (++idx[k] < p->red[k].size)
-      break;
-    delta -= p->red[k].stride * p->red[k].size;
-    idx[k] = 0;
-  }
-  return delta;
-}
-
-/* ---- row mode ----------------------------------------------------------------- */
-typedef struct row_job {
-  const r2_plan *p;
-  int64_t n, s;    /* the innermost (reduced) run */
-  int64_t nouter;  /* runs per output */
-  int64_t nchunks; /* pieces per run (split mode) */
-  int64_t npieces; /* partials per output (split mode) */
-  char *partials;
-} row_job;
-
-/* Folds items [i0, i1) of one output (item = run r, chunk c) into acc. */
-static void row_fold_items(const row_job *j, int64_t base, int64_t i0, int64_t i1, void *acc) {
-  const r2_plan *p = j->p;
-  int64_t idx[EMLX_MAX_NDIM];
-  int64_t r = i0 / j->nchunks, c = i0 % j->nchunks;
-  int64_t off = base + red_offset(p, p->nr - 1, r, idx);
-  for (int64_t i = i0; i < i1; i++) {
-    int64_t start = c * R2_CHUNK, len = j->n - start < R2_CHUNK ? j->n - start : R2_CHUNK;
-    if (j->nchunks == 1)
-      len = j->n;
-    p->row(p->in + (off + start * j->s) * (int64_t)p->in_es, j->s, len, acc);
-    if (++c == j->nchunks) {
-      c = 0;
-      off += red_next(p, p->nr - 1, idx);
-    }
-  }
-}
-
-static void row_outputs(void *ctx, int64_t begin, int64_t end) {
-  const row_job *j = (const row_job *)ctx;
-  const r2_plan *p = j->p;
-  _Alignas(16) unsigned char acc[R2_BATCH * 8];
-  for (int64_t b0 = begin; b0 < end; b0 += R2_BATCH) {
-    int64_t cnt = end - b0 < R2_BATCH ? end - b0 : R2_BATCH;
-    acc_init(p, acc, cnt);
-    for (int64_t i = 0; i < cnt; i++)
-      row_fold_items(j, kept_offset(p, p->nk, b0 + i), 0, j->nouter, acc + i * (int64_t)p->acc_es);
-    acc_finish(p, acc, p->out + b0 * (int64_t)p->out_es, cnt);
-  }
-}
-
-static void row_pieces(void *ctx, int64_t begin, int64_t end) {
-  const row_job *j = (const row_job *)ctx;
-  const r2_plan *p = j->p;
-  int64_t items = j->nouter * j->nchunks;
-  for (int64_t u = begin; u < end; u++) {
-    int64_t o = u / j->npieces, k = u % j->npieces;
-    void *acc = j->partials + u * (int64_t)p->acc_es;
-    acc_init(p, acc, 1);
-    row_fold_items(j, kept_offset(p, p->nk, o), items * k / j->npieces,
-                   items * (k + 1) / j->npieces, acc);
-  }
-}
-
-static int run_rows(const r2_plan *p, int64_t nout) {
-  row_job j = {p, p->red[p->nr - 1].size, p->red[p->nr - 1].stride, 1, 1, 1, NULL};
-  for (int k = 0; k < p->nr - 1; k++)
-    j.nouter *= p->red[k].size;
-  int64_t per_out = j.n * j.nouter;
-  if (nout >= 64 || per_out < 2 * R2_CHUNK) {
-    int64_t grain = R2_CHUNK_WORK / (per_out > 0 ? per_out : 1);
-    if (grain < 1)
-      grain = 1;
-    emlx_cpu_dyn_for(nout, grain, row_outputs, &j);
-    return 0;
-  }
-  j.nchunks = (j.n + R2_CHUNK - 1) / R2_CHUNK;
-  int64_t items = j.nouter * j.nchunks;
-  j.npieces = items < 256 ? items : 256;
-  j.partials = malloc((size_t)(nout * j.npieces) * p->acc_es);
-  if (!j.partials)
-    return EMLX_FAIL("cpu: %s: out of memory for partial results", "reduce");
-  emlx_cpu_dyn_for(nout * j.npieces, 1, row_pieces, &j);
-  for (int64_t o = 0; o < nout; o++) {
-    char *first = j.partials + o * j.npieces * (int64_t)p->acc_es;
-    for (int64_t k = 1; k < j.npieces; k++)
-      acc_combine(p, first, first + k * (int64_t)p->acc_es);
-    acc_finish(p, first, p->out + o * (int64_t)p->out_es, 1);
-  }
-  free(j.partials);
-  return 0;
-}
-
-/* ---- column mode -------------------------------------------------------------- */
-typedef struct col_job {
-  const r2_plan *p;
-  int64_t m, s;    /* the innermost (kept) dim */
-  int64_t nblocks; /* column blocks per outer output index */
-  int64_t nred;    /* reduced positions */
-  int64_t nslices;
-  char *partials; /* nslices > 1: one block of accumulators per task */
-} col_job;
-
-static void col_fold(const col_job *j, int64_t unit, int64_t slice, void *acc, int64_t *cols) {
-  const r2_plan *p = j->p;
-  int64_t o = unit / j->nblocks, blk = unit % j->nblocks;
-  int64_t c0 = blk * R2_CB, len = j->m - c0 < R2_CB ? j->m - c0 : R2_CB;
-  int64_t r0 = j->nred * slice / j->nslices, r1 = j->nred * (slice + 1) / j->nslices;
-  int64_t idx[EMLX_MAX_NDIM];
-  int64_t off = kept_offset(p, p->nk - 1, o) + c0 * j->s + red_offset(p, p->nr, r0, idx);
-  acc_init(p, acc, len);
-  for (int64_t r = r0; r < r1; r++) {
-    p->col(p->in + off * (int64_t)p->in_es, j->s, len, acc);
-    off += red_next(p, p->nr, idx);
-  }
-  *cols = len;
-}
-
-static void col_tasks(void *ctx, int64_t begin, int64_t end) {
-  const col_job *j = (const col_job *)ctx;
-  const r2_plan *p = j->p;
-  _Alignas(16) unsigned char acc[R2_CB * 8];
-  for (int64_t t = begin; t < end; t++) {
-    int64_t unit = t / j->nslices, slice = t % j->nslices, len;
-    if (j->nslices == 1) {
-      col_fold(j, unit, 0, acc, &len);
-      int64_t o = unit / j->nblocks, c0 = (unit % j->nblocks) * R2_CB;
-      acc_finish(p, acc, p->out + (o * j->m + c0) * (int64_t)p->out_es, len);
-    } else {
-      col_fold(j, unit, slice, j->partials + t * R2_CB * (int64_t)p->acc_es, &len);
-    }
-  }
-}
-
-static int run_cols(const r2_plan *p) {
-  col_job j = {p, p->kept[p->nk - 1].size, p->kept[p->nk - 1].stride, 0, 1, 1, NULL};
-  j.nblocks = (j.m + R2_CB - 1) / R2_CB;
-  int64_t nouter = 1;
-  for (int k = 0; k < p->nk - 1; k++)
-    nouter *= p->kept[k].size;
-  for (int k = 0; k < p->nr; k++)
-    j.nred *= p->red[k].size;
-  int64_t units = nouter * j.nblocks;
-  if (units < 16 && j.nred >= 2048)
-    j.nslices = j.nred / 512 < 16 ? j.nred / 512 : 16;
-  int64_t ntasks = units * j.nslices;
-  if (j.nslices > 1) {
-    j.partials = malloc((size_t)(ntasks * R2_CB) * p->acc_es);
-    if (!j.partials)
-      return EMLX_FAIL("cpu: %s: out of memory for partial results", "reduce");
-  }
-  int64_t work = (j.nred / j.nslices) * (j.m < R2_CB ? j.m : R2_CB);
-  int64_t grain = R2_CHUNK_WORK / (work > 0 ? work : 1);
-  if (grain < 1)
-    grain = 1;
-  emlx_cpu_dyn_for(ntasks, grain, col_tasks, &j);
-  if (j.nslices > 1) {
-    for (int64_t u = 0; u < units; u++) {
-      int64_t o = u / j.nblocks, c0 = (u % j.nblocks) * R2_CB;
-      int64_t len = j.m - c0 < R2_CB ? j.m - c0 : R2_CB;
-      char *first = j.partials + u * j.nslices * R2_CB * (int64_t)p->acc_es;
-      for (int64_t sl = 1; sl < j.nslices; sl++) {
-        const char *part = first + sl * R2_CB * (int64_t)p->acc_es;
-        for (int64_t c = 0; c < len; c++)
-          acc_combine(p, first + c * (int64_t)p->acc_es, part + c * (int64_t)p->acc_es);
-      }
-      acc_finish(p, first, p->out + (o * j.m + c0) * (int64_t)p->out_es, len);
-    }
-    free(j.partials);
-  }
-  return 0;
-}
-
-/* ---- the kernel ---------------------------------------------------------------- */
-static int64_t plan_dims(r2_plan *p, const emlx_array *in, const unsigned char *reduced) {
-  int last = -1; /* kind of the last dim pushed: 0 kept, 1 reduced */
-  int64_t nout = 1;
-  p->nk = p->nr = 0;
-  for (int i = 0; i < in->ndim; i++) {
-    int64_t size = in->shape[i], stride = in->strides[i];
-    if (!reduced[i])
-      nout *= size;
-    if (size == 1)
-      continue;
-    r2_dim *list = reduced[i] ? p->red : p->kept;
-    int *cnt = reduced[i] ? &p->nr : &p->nk;
-    if (last == reduced[i] && list[*cnt - 1].stride == stride * size) {
-      list[*cnt - 1].size *= size;
-      list[*cnt - 1].stride = stride;
-    } else {
-      list[*cnt].size = size;
-      list[*cnt].stride = stride;
-      ++*cnt;
-    }
-    last = reduced[i];
-  }
-  p->inner_reduced = last == 1;
-  return nout;
 }
 
 static int r2_op_of(emlx_prim prim) {
@@ -418,11 +165,12 @@ static int r2_op_of(emlx_prim prim) {
   }
 }
 
-int emlx_cpu_reduce2(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs) {
-  emlx_array *in = inputs[0], *out = outputs[0];
+/* The kernel on a real input, or (src set) on a virtual dense one of in's
+ * shape and dtype; 1 when a virtual input would be read strided (nothing
+ * done). */
+static int reduce2_impl(const emlx_node *node, const emlx_array *in, const emlx_cpu_source *src,
+                        emlx_array *out) {
   const char *name = emlx_prim_table[node->prim].name;
-  if (!out)
-    return 0;
   int op = r2_op_of(node->prim);
   if (op < 0)
     return EMLX_FAIL("cpu: %s is not a product/min/all/any reduction", name);
@@ -442,7 +190,7 @@ int emlx_cpu_reduce2(const emlx_node *node, emlx_array *const *inputs, emlx_arra
     return EMLX_FAIL("cpu: %s: unexpected dtypes %s -> %s", name, emlx_dtype_name(in->dtype),
                      emlx_dtype_name(out->dtype));
   const emlx_cpu_reduce2_table *tab = emlx_cpu_reduce2_get();
-  r2_plan *p = malloc(sizeof *p);
+  emlx_red_plan *p = malloc(sizeof *p);
   if (!p)
     return EMLX_FAIL("cpu: %s: out of memory", name);
   p->op = op;
@@ -453,8 +201,13 @@ int emlx_cpu_reduce2(const emlx_node *node, emlx_array *const *inputs, emlx_arra
   p->acc_es = acc_size(op, in->dtype);
   p->row = tab->row[op][in->dtype];
   p->col = tab->col[op][in->dtype];
+  p->init = acc_init;
+  p->combine = acc_combine;
+  p->finish = acc_finish;
+  p->task_work = R2_TASK_WORK;
+  p->src = src;
   int rc = 0;
-  int64_t nout = plan_dims(p, in, reduced);
+  int64_t nout = emlx_cpu_red_dims(p, in, reduced);
   if (!p->row || !p->col) {
     rc = EMLX_FAIL("cpu: %s: dtype %s is not supported", name, emlx_dtype_name(in->dtype));
     goto done;
@@ -464,7 +217,17 @@ int emlx_cpu_reduce2(const emlx_node *node, emlx_array *const *inputs, emlx_arra
                    (long long)nout);
     goto done;
   }
-  p->in = (const char *)emlx__data(in);
+  if (in->size > 0 && p->nr == 0) { /* nothing left to reduce: one position */
+    p->red[0].size = 1;
+    p->red[0].stride = 0;
+    p->nr = 1;
+    p->inner_reduced = 1;
+  }
+  if (src && in->size > 0 && !emlx_cpu_red_source_ok(p)) {
+    rc = 1; /* the virtual input would be read strided: not this way */
+    goto done;
+  }
+  p->in = src ? NULL : (const char *)emlx__data(in);
   if ((rc = emlx__array_alloc_data(out)) != 0)
     goto done;
   p->out = (char *)emlx__data(out);
@@ -483,17 +246,28 @@ int emlx_cpu_reduce2(const emlx_node *node, emlx_array *const *inputs, emlx_arra
     acc_init(p, acc, out->size);
     acc_finish(p, acc, p->out, out->size);
     free(acc);
-  } else if (p->nr == 0) { /* nothing left to reduce: one element per output */
-    p->red[0].size = 1;
-    p->red[0].stride = 0;
-    p->nr = 1;
-    rc = run_rows(p, nout);
-  } else if (p->inner_reduced) {
-    rc = run_rows(p, nout);
   } else {
-    rc = run_cols(p);
+    rc = emlx_cpu_red_run(p, nout);
   }
 done:
+  if (rc < 0 && out->buffer) {
+    emlx__buffer_release(out->buffer);
+    out->buffer = NULL;
+  }
   free(p);
   return rc;
+}
+
+int emlx_cpu_reduce2(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs) {
+  if (!outputs[0])
+    return 0;
+  return reduce2_impl(node, inputs[0], NULL, outputs[0]);
+}
+
+int emlx_cpu_reduce2_source(const emlx_node *node, const emlx_array *like,
+                            const emlx_cpu_source *src, emlx_array *out) {
+  emlx_array v;
+  int64_t st[EMLX_MAX_NDIM];
+  emlx_cpu_red_stand_in(&v, st, like);
+  return reduce2_impl(node, &v, src, out);
 }

@@ -1,0 +1,318 @@
+/* reduce_driver.c — the folds of the reductions over axes (see
+ * reduce_driver.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce_driver.h"
+
+#define RED_CHUNK 65536    /* elements per piece of a split run */
+#define RED_CB_BYTES 32768 /* accumulators per column block in column mode */
+#define RED_BATCH 256      /* outputs finished together in row mode */
+
+int64_t emlx_cpu_red_dims(emlx_red_plan *p, const emlx_array *in, const unsigned char *reduced) {
+  int last = -1; /* kind of the last dim pushed: 0 kept, 1 reduced */
+  int64_t nout = 1;
+  p->nk = p->nr = 0;
+  for (int i = 0; i < in->ndim; i++) {
+    int64_t size = in->shape[i], stride = in->strides[i];
+    if (!reduced[i])
+      nout *= size;
+    if (size == 1)
+      continue;
+    emlx_red_dim *list = reduced[i] ? p->red : p->kept;
+    int *cnt = reduced[i] ? &p->nr : &p->nk;
+    if (last == reduced[i] && list[*cnt - 1].stride == stride * size) {
+      list[*cnt - 1].size *= size;
+      list[*cnt - 1].stride = stride;
+    } else {
+      list[*cnt].size = size;
+      list[*cnt].stride = stride;
+      ++*cnt;
+    }
+    last = reduced[i];
+  }
+  p->inner_reduced = last == 1;
+  return nout;
+}
+
+/* Start of part k when `total` items are cut into `parts` nearly equal
+ * parts (no overflow however large total is). */
+static int64_t split_point(int64_t total, int64_t parts, int64_t k) {
+  int64_t q = total / parts, r = total % parts;
+  return q * k + (k < r ? k : r);
+}
+
+/* Input offset of kept multi-index number o over dims kept[0..nk). */
+static int64_t kept_offset(const emlx_red_plan *p, int nk, int64_t o) {
+  int64_t off = 0;
+  for (int k = nk - 1; k >= 0; k--) {
+    off += (o % p->kept[k].size) * p->kept[k].stride;
+    o /= p->kept[k].size;
+  }
+  return off;
+}
+
+/* Offset of reduced multi-index number r over dims red[0..nr), with its
+ * digits in idx (for an odometer that continues from there). */
+static int64_t red_offset(const emlx_red_plan *p, int nr, int64_t r, int64_t *idx) {
+  int64_t off = 0;
+  for (int k = nr - 1; k >= 0; k--) {
+    idx[k] = r % p->red[k].size;
+    off += idx[k] * p->red[k].stride;
+    r /= p->red[k].size;
+  }
+  return off;
+}
+
+/* Advances the odometer over red[0..nr); returns the offset change. */
+static int64_t red_next(const emlx_red_plan *p, int nr, int64_t *idx) {
+  int64_t delta = 0;
+  for (int k = nr - 1; k >= 0; k--) {
+    delta += p->red[k].stride;
+    if (++idx[k] < p->red[k].size)
+      break;
+    delta -= p->red[k].stride * p->red[k].size;
+    idx[k] = 0;
+  }
+  return delta;
+}
+
+/* ---- reading the input ------------------------------------------------------ */
+/* Scratch for a virtual input's elements: the stack for small runs, else
+ * the allocator (whose cache makes a repeated size cheap). */
+#define SRC_STACK_BYTES 16384
+
+static void fold_row_at(const emlx_red_plan *p, int64_t off, int64_t s, int64_t len, void *acc) {
+  if (!p->src) {
+    p->row(p->in + off * (int64_t)p->in_es, s, len, acc);
+    return;
+  }
+  _Alignas(64) unsigned char local[SRC_STACK_BYTES];
+  size_t bytes = (size_t)len * p->in_es;
+  emlx_buffer *b = bytes > sizeof local ? emlx__buffer_alloc(bytes, EMLX_CPU) : NULL;
+  void *tmp = b ? b->ptr : (void *)local;
+  if (bytes > sizeof local && !b) { /* no memory for scratch: fold in small pieces */
+    int64_t piece = (int64_t)(sizeof local / p->in_es);
+    for (int64_t i = 0; i < len; i += piece) {
+      int64_t n = len - i < piece ? len - i : piece;
+      p->src->produce(p->src->ctx, off + i, n, local);
+      p->row(local, 1, n, acc);
+    }
+    return;
+  }
+  p->src->produce(p->src->ctx, off, len, tmp);
+  p->row(tmp, 1, len, acc);
+  emlx__buffer_release(b);
+}
+
+/* ---- row mode ------------------------------------------------------------- */
+typedef struct row_job {
+  const emlx_red_plan *p;
+  int64_t n, s;    /* the innermost (reduced) run */
+  int64_t nouter;  /* runs per output (product of the other reduced dims) */
+  int64_t nchunks; /* pieces per run (split mode) */
+  int64_t npieces; /* partials per output (split mode) */
+  char *partials;
+} row_job;
+
+/* Folds items [i0, i1) of one output, item = (run r, chunk c), into acc. */
+static void row_fold_items(const row_job *j, int64_t base, int64_t i0, int64_t i1, void *acc) {
+  const emlx_red_plan *p = j->p;
+  int64_t idx[EMLX_MAX_NDIM];
+  int64_t r = i0 / j->nchunks, c = i0 % j->nchunks;
+  int64_t off = base + red_offset(p, p->nr - 1, r, idx);
+  for (int64_t i = i0; i < i1; i++) {
+    int64_t start = c * RED_CHUNK, len = j->n - start < RED_CHUNK ? j->n - start : RED_CHUNK;
+    if (j->nchunks == 1)
+      len = j->n;
+    fold_row_at(p, off + start * j->s, j->s, len, acc);
+    if (++c == j->nchunks) {
+      c = 0;
+      off += red_next(p, p->nr - 1, idx);
+    }
+  }
+}
+
+static void row_outputs(void *ctx, int64_t begin, int64_t end) {
+  const row_job *j = (const row_job *)ctx;
+  const emlx_red_plan *p = j->p;
+  _Alignas(16) unsigned char acc[RED_BATCH * EMLX_RED_ACC_MAX];
+  for (int64_t b0 = begin; b0 < end; b0 += RED_BATCH) {
+    int64_t cnt = end - b0 < RED_BATCH ? end - b0 : RED_BATCH;
+    p->init(p, acc, cnt);
+    for (int64_t i = 0; i < cnt; i++)
+      row_fold_items(j, kept_offset(p, p->nk, b0 + i), 0, j->nouter, acc + i * (int64_t)p->acc_es);
+    p->finish(p, acc, p->out + b0 * (int64_t)p->out_es, cnt);
+  }
+}
+
+static void row_pieces(void *ctx, int64_t begin, int64_t end) {
+  const row_job *j = (const row_job *)ctx;
+  const emlx_red_plan *p = j->p;
+  int64_t items = j->nouter * j->nchunks;
+  for (int64_t u = begin; u < end; u++) {
+    int64_t o = u / j->npieces, k = u % j->npieces;
+    void *acc = j->partials + u * (int64_t)p->acc_es;
+    p->init(p, acc, 1);
+    row_fold_items(j, kept_offset(p, p->nk, o), split_point(items, j->npieces, k),
+                   split_point(items, j->npieces, k + 1), acc);
+  }
+}
+
+static int run_rows(const emlx_red_plan *p, int64_t nout) {
+  row_job j = {p, p->red[p->nr - 1].size, p->red[p->nr - 1].stride, 1, 1, 1, NULL};
+  for (int k = 0; k < p->nr - 1; k++)
+    j.nouter *= p->red[k].size;
+  int64_t per_out = j.n * j.nouter;
+  if (nout >= 64 || per_out < 2 * RED_CHUNK) {
+    int64_t grain = p->task_work / (per_out > 0 ? per_out : 1);
+    if (grain < 1)
+      grain = 1;
+    if (nout <= grain)
+      row_outputs(&j, 0, nout);
+    else
+      emlx__parallel_for(nout, grain, row_outputs, &j);
+    return 0;
+  }
+  /* Few outputs, long runs: pieces of fixed size, partials combined in order. */
+  j.nchunks = (j.n + RED_CHUNK - 1) / RED_CHUNK;
+  int64_t items = j.nouter * j.nchunks;
+  j.npieces = items < 256 ? items : 256;
+  emlx_buffer *scratch = emlx__buffer_alloc((size_t)(nout * j.npieces) * p->acc_es, EMLX_CPU);
+  if (!scratch)
+    return -1;
+  j.partials = (char *)scratch->ptr;
+  emlx__parallel_for(nout * j.npieces, 1, row_pieces, &j);
+  for (int64_t o = 0; o < nout; o++) {
+    char *first = j.partials + o * j.npieces * (int64_t)p->acc_es;
+    for (int64_t k = 1; k < j.npieces; k++)
+      p->combine(p, first, first + k * (int64_t)p->acc_es);
+    p->finish(p, first, p->out + o * (int64_t)p->out_es, 1);
+  }
+  emlx__buffer_release(scratch);
+  return 0;
+}
+
+/* ---- column mode ---------------------------------------------------------- */
+typedef struct col_job {
+  const emlx_red_plan *p;
+  int64_t m, s;    /* the innermost (kept) dim */
+  int64_t cb;      /* columns per block */
+  int64_t nblocks; /* column blocks per outer output index */
+  int64_t nred;    /* reduced positions (all reduced dims) */
+  int64_t nslices;
+  char *partials; /* nslices > 1: one block of accumulators per task */
+} col_job;
+
+static void col_fold(const col_job *j, int64_t unit, int64_t slice, void *acc, int64_t *cols) {
+  const emlx_red_plan *p = j->p;
+  int64_t o = unit / j->nblocks, blk = unit % j->nblocks;
+  int64_t c0 = blk * j->cb, len = j->m - c0 < j->cb ? j->m - c0 : j->cb;
+  int64_t r0 = split_point(j->nred, j->nslices, slice);
+  int64_t r1 = split_point(j->nred, j->nslices, slice + 1);
+  int64_t idx[EMLX_MAX_NDIM];
+  int64_t base = kept_offset(p, p->nk - 1, o) + c0 * j->s;
+  int64_t off = base + red_offset(p, p->nr, r0, idx);
+  p->init(p, acc, len);
+  _Alignas(64) unsigned char local[RED_CB_BYTES];
+  for (int64_t r = r0; r < r1; r++) {
+    if (p->src) { /* virtual input: stride 1 here (see emlx_cpu_reduce_source) */
+      p->src->produce(p->src->ctx, off, len, local);
+      p->col(local, 1, len, acc);
+    } else {
+      p->col(p->in + off * (int64_t)p->in_es, j->s, len, acc);
+    }
+    off += red_next(p, p->nr, idx);
+  }
+  *cols = len;
+}
+
+static void col_tasks(void *ctx, int64_t begin, int64_t end) {
+  const col_job *j = (const col_job *)ctx;
+  const emlx_red_plan *p = j->p;
+  double acc_d[RED_CB_BYTES / sizeof(double)];
+  unsigned char *acc = (unsigned char *)acc_d;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t unit = t / j->nslices, slice = t % j->nslices, len;
+    if (j->nslices == 1) {
+      col_fold(j, unit, 0, acc, &len);
+      int64_t o = unit / j->nblocks, c0 = (unit % j->nblocks) * j->cb;
+      p->finish(p, acc, p->out + (o * j->m + c0) * (int64_t)p->out_es, len);
+    } else {
+      col_fold(j, unit, slice, j->partials + t * j->cb * (int64_t)p->acc_es, &len);
+    }
+  }
+}
+
+static int run_cols(const emlx_red_plan *p) {
+  col_job j = {p, p->kept[p->nk - 1].size, p->kept[p->nk - 1].stride, 0, 0, 1, 1, NULL};
+  j.cb = RED_CB_BYTES / (int64_t)p->acc_es;
+  j.nblocks = (j.m + j.cb - 1) / j.cb;
+  int64_t nouter = 1;
+  for (int k = 0; k < p->nk - 1; k++)
+    nouter *= p->kept[k].size;
+  for (int k = 0; k < p->nr; k++)
+    j.nred *= p->red[k].size;
+  int64_t units = nouter * j.nblocks;
+  if (units < 16 && j.nred >= 2048)
+    j.nslices = j.nred / 512 < 16 ? j.nred / 512 : 16;
+  int64_t ntasks = units * j.nslices;
+  emlx_buffer *scratch = NULL; /* from the allocator: its cache makes reuse cheap */
+  if (j.nslices > 1) {
+    scratch = emlx__buffer_alloc((size_t)(ntasks * j.cb) * p->acc_es, EMLX_CPU);
+    if (!scratch)
+      return -1;
+    j.partials = (char *)scratch->ptr;
+  }
+  int64_t work = (j.nred / j.nslices) * (j.m < j.cb ? j.m : j.cb);
+  int64_t grain = p->task_work / (work > 0 ? work : 1);
+  if (grain < 1)
+    grain = 1;
+  if (ntasks <= grain)
+    col_tasks(&j, 0, ntasks);
+  else
+    emlx__parallel_for(ntasks, grain, col_tasks, &j);
+  if (j.nslices > 1) {
+    for (int64_t u = 0; u < units; u++) {
+      int64_t o = u / j.nblocks, c0 = (u % j.nblocks) * j.cb;
+      int64_t len = j.m - c0 < j.cb ? j.m - c0 : j.cb;
+      char *first = j.partials + u * j.nslices * j.cb * (int64_t)p->acc_es;
+      for (int64_t sl = 1; sl < j.nslices; sl++) {
+        const char *part = first + sl * j.cb * (int64_t)p->acc_es;
+        for (int64_t c = 0; c < len; c++)
+          p->combine(p, first + c * (int64_t)p->acc_es, part + c * (int64_t)p->acc_es);
+      }
+      p->finish(p, first, p->out + (o * j.m + c0) * (int64_t)p->out_es, len);
+    }
+    emlx__buffer_release(scratch);
+  }
+  return 0;
+}
+
+
+/* ---- entry points ------------------------------------------------------------- */
+
+static bool row_mode(const emlx_red_plan *p) {
+  return p->inner_reduced && (p->nk == 0 || p->red[p->nr - 1].size >= 16);
+}
+
+bool emlx_cpu_red_source_ok(const emlx_red_plan *p) {
+  if (p->nr == 0)
+    return false;
+  if (row_mode(p))
+    return p->red[p->nr - 1].stride == 1;
+  int64_t cb = RED_CB_BYTES / (int64_t)p->acc_es;
+  return p->kept[p->nk - 1].stride == 1 && cb * (int64_t)p->in_es <= RED_CB_BYTES;
+}
+
+int emlx_cpu_red_run(const emlx_red_plan *p, int64_t nout) {
+  return row_mode(p) ? run_rows(p, nout) : run_cols(p);
+}
+
+void emlx_cpu_red_stand_in(emlx_array *v, int64_t *st, const emlx_array *like) {
+  *v = *like;
+  emlx__row_major_strides(like->shape, like->ndim, st);
+  v->strides = st;
+  v->offset = 0;
+  v->buffer = NULL;
+}
