@@ -131,7 +131,7 @@ static void pmap_free(pmap *m) {
 
 #define GROW(arr, n, cap)                                                                          \
   ((n) < (cap) ? 0                                                                                 \
-               : ((cap) = (cap) ? (cap) * 2 : 64,                                                 \
+               : ((cap) = (cap) ? (cap)*2 : 64,                                                    \
                   (arr) = realloc_or_free((arr), (cap) * sizeof *(arr)), (arr) ? 0 : -1))
 
 static void *realloc_or_free(void *p, size_t bytes) {
@@ -184,8 +184,8 @@ int emlx_program_get_info(const emlx_program *p, emlx_program_info *info) {
 }
 
 /* A new value of the program; -1 out of memory. */
-static int add_value(emlx_program *p, size_t *cap, emlx_dtype dtype, int ndim,
-                     const int64_t *shape, emlx_array *fixed) {
+static int add_value(emlx_program *p, size_t *cap, emlx_dtype dtype, int ndim, const int64_t *shape,
+                     emlx_array *fixed) {
   if (GROW(p->vals, p->nvalues, *cap) != 0)
     return -1;
   value_info *v = &p->vals[p->nvalues];
@@ -231,7 +231,11 @@ typedef struct compiler {
 
 static uint64_t node_hash(const emlx_node *n, const int *in) {
   uint64_t h = 0xcbf29ce484222325ULL;
-#define MIX(x)                                                                                       do {                                                                                                 h ^= (uint64_t)(x);                                                                                h *= 0x100000001b3ULL;                                                                           } while (0)
+#define MIX(x)                                                                                     \
+  do {                                                                                             \
+    h ^= (uint64_t)(x);                                                                            \
+    h *= 0x100000001b3ULL;                                                                         \
+  } while (0)
   MIX(n->prim);
   MIX(n->noutputs);
   MIX(n->ninputs);
@@ -470,8 +474,8 @@ static int number_nodes(compiler *c) {
       const emlx_array *out = n->outputs[o];
       /* A released sibling output keeps a slot of its node's shape. */
       const emlx_array *shape_src = out ? out : a;
-      int v = add_value(c->p, &c->capvals, shape_src->dtype, shape_src->ndim, shape_src->shape,
-                        NULL);
+      int v =
+          add_value(c->p, &c->capvals, shape_src->dtype, shape_src->ndim, shape_src->shape, NULL);
       int to = same >= 0 ? same : eq >= 0 ? c->cn[eq].out[o] : v;
       if (v < 0 || set_alias(c, v, to) != 0 || (out && pmap_put(&c->arr_value, out, v) != 0)) {
         free(in);
@@ -510,9 +514,8 @@ static int number_nodes(compiler *c) {
       emlx_dtype dt[3];
       for (int q = 0; q < n->ninputs; q++)
         dt[q] = c->p->vals[in[q]].dtype;
-      cn->fusable = emlx__fuse_supports(emlx__backend(EMLX_CPU), n->prim, n->params,
-                                        n->params_size, dt, n->ninputs,
-                                        c->p->vals[v0].dtype);
+      cn->fusable = emlx__fuse_supports(emlx__backend(EMLX_CPU), n->prim, n->params, n->params_size,
+                                        dt, n->ninputs, c->p->vals[v0].dtype);
     }
     c->ncn++;
   }
@@ -806,8 +809,8 @@ static int check_template(const emlx_template *t, size_t i) {
   return 0;
 }
 
-emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inputs,
-                           size_t ninputs, size_t noutputs) {
+emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inputs, size_t ninputs,
+                           size_t noutputs) {
   if (!fn)
     return EMLX_FAIL_NULL("compile: the trace function is NULL");
   if (ninputs > 0 && !inputs)
@@ -1059,8 +1062,7 @@ int emlx_program_run(const emlx_program *p, emlx_array *const *inputs, size_t ni
   if (ninputs != p->ninputs)
     return EMLX_FAIL("program_run: expects %zu inputs (got %zu)", p->ninputs, ninputs);
   if (noutputs != p->noutputs)
-    return EMLX_FAIL("program_run: produces %zu outputs (got room for %zu)", p->noutputs,
-                     noutputs);
+    return EMLX_FAIL("program_run: produces %zu outputs (got room for %zu)", p->noutputs, noutputs);
   if ((ninputs && !inputs) || !outputs)
     return EMLX_FAIL("program_run: %s list is NULL", outputs ? "input" : "output");
   for (size_t i = 0; i < ninputs; i++) {

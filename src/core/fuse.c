@@ -390,9 +390,9 @@ static int map_find(const index_map *m, const emlx_array *a) {
 }
 
 typedef struct part {
-  int *parent; /* union-find over region ids */
-  int *nops;   /* by root */
-  int *next;   /* by root: input slots read from outside (an upper bound of the inputs) */
+  int *parent;  /* union-find over region ids */
+  int *nops;    /* by root */
+  int *next;    /* by root: input slots read from outside (an upper bound of the inputs) */
   int *reducer; /* by root: an attached reduction, or -1 */
   unsigned char *sealed;
   const emlx_fuse_vertex **shape_of; /* by root: a member, for its shape */
@@ -428,8 +428,13 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
     region_of[i] = -1;
   if (n < 2 || n > (size_t)INT32_MAX / 4)
     return 0;
-  part p = {malloc(n * sizeof(int)), malloc(n * sizeof(int)), malloc(n * sizeof(int)),
-            malloc(n * sizeof(int)), calloc(n, 1), malloc(n * sizeof(void *)), 0};
+  part p = {malloc(n * sizeof(int)),
+            malloc(n * sizeof(int)),
+            malloc(n * sizeof(int)),
+            malloc(n * sizeof(int)),
+            calloc(n, 1),
+            malloc(n * sizeof(void *)),
+            0};
   int *count = NULL;
   int rc = -1;
   if (!p.parent || !p.nops || !p.next || !p.reducer || !p.sealed || !p.shape_of)
@@ -599,8 +604,8 @@ static bool node_fusable(const emlx_array *a, emlx_array *const *ins, int nin) {
       return false;
     dt[i] = ins[i]->dtype;
   }
-  return emlx__fuse_supports(emlx__backend(a->device), node->prim, node->params,
-                             node->params_size, dt, nin, a->dtype);
+  return emlx__fuse_supports(emlx__backend(a->device), node->prim, node->params, node->params_size,
+                             dt, nin, a->dtype);
 }
 
 int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
@@ -649,8 +654,8 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
     v[i].fusable = node_fusable(a, ins3, nin);
     const emlx_backend *be = emlx__backend(a->device);
     v[i].reducer = !v[i].fusable && nin == 1 && a->node->noutputs == 1 &&
-                   emlx__fuse_is_reduction(a->node->prim) && be &&
-                   be->fuse_reduce && ins3[0]->device == a->device;
+                   emlx__fuse_is_reduction(a->node->prim) && be && be->fuse_reduce &&
+                   ins3[0]->device == a->device;
   }
   rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);
 out:
@@ -675,8 +680,7 @@ static void unclaim(emlx_array *const *order, const emlx_fuse_region *r, int upt
     atomic_store_explicit(&order[r->members[m]]->node->state, EMLX_NODE_PENDING,
                           memory_order_seq_cst);
   if (reducer)
-    atomic_store_explicit(&order[r->reducer]->node->state, EMLX_NODE_PENDING,
-                          memory_order_seq_cst);
+    atomic_store_explicit(&order[r->reducer]->node->state, EMLX_NODE_PENDING, memory_order_seq_cst);
   emlx__eval_notify();
 }
 

@@ -24,15 +24,15 @@ const emlx_backend emlx_cpu_backend = {
          [EMLX_PRIM_ARANGE] = emlx_cpu_arange,
          [EMLX_PRIM_EYE] = emlx_cpu_eye,
          /* elementwise unary */
-         [EMLX_PRIM_NEGATE] = emlx_cpu_unary,
-         [EMLX_PRIM_EXP] = emlx_cpu_unary,
-         [EMLX_PRIM_ASTYPE] = emlx_cpu_unary,
-         [EMLX_PRIM_COPY] = emlx_cpu_unary,
+         [EMLX_PRIM_NEGATE] = emlx_cpu_elementwise,
+         [EMLX_PRIM_EXP] = emlx_cpu_elementwise,
+         [EMLX_PRIM_ASTYPE] = emlx_cpu_elementwise,
+         [EMLX_PRIM_COPY] = emlx_cpu_elementwise,
          /* elementwise binary */
-         [EMLX_PRIM_ADD] = emlx_cpu_binary,
-         [EMLX_PRIM_SUBTRACT] = emlx_cpu_binary,
-         [EMLX_PRIM_MULTIPLY] = emlx_cpu_binary,
-         [EMLX_PRIM_DIVIDE] = emlx_cpu_binary,
+         [EMLX_PRIM_ADD] = emlx_cpu_elementwise,
+         [EMLX_PRIM_SUBTRACT] = emlx_cpu_elementwise,
+         [EMLX_PRIM_MULTIPLY] = emlx_cpu_elementwise,
+         [EMLX_PRIM_DIVIDE] = emlx_cpu_elementwise,
          /* views */
          [EMLX_PRIM_BROADCAST] = emlx_cpu_broadcast,
          [EMLX_PRIM_RESHAPE] = emlx_cpu_reshape,

@@ -14,11 +14,12 @@
 int emlx_cpu_full(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
 int emlx_cpu_arange(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
 int emlx_cpu_eye(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
-/* NEGATE, EXP, ASTYPE, COPY (chosen by node->prim). */
-int emlx_cpu_unary(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
-/* ADD, SUBTRACT, MULTIPLY, DIVIDE; inputs have the output's dtype and
- * broadcast to its shape (trailing-aligned). */
-int emlx_cpu_binary(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
+/* Every elementwise prim: the core ones (NEGATE, EXP, ASTYPE, COPY, ADD,
+ * SUBTRACT, MULTIPLY, DIVIDE) and the math family's; inputs broadcast to
+ * the output's shape (trailing-aligned) and have the dtypes the op's
+ * constructor cast them to (emlx_cpu_ew_resolve says which). */
+int emlx_cpu_elementwise(const emlx_node *node, emlx_array *const *inputs,
+                         emlx_array *const *outputs);
 /* SUM, MAX. */
 int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
 
@@ -64,8 +65,7 @@ int emlx_cpu_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
 int emlx_cpu_core_ew_resolve(emlx_prim prim, const emlx_dtype *in, int nin, emlx_dtype out,
                              emlx_cpu_ew_loop *loop);
 int emlx_cpu_math_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
-                             const emlx_dtype *in, int nin, emlx_dtype out,
-                             emlx_cpu_ew_loop *loop);
+                             const emlx_dtype *in, int nin, emlx_dtype out, emlx_cpu_ew_loop *loop);
 
 /* ---- strided iteration ---------------------------------------------------- */
 /* Up to two inputs of any strides over a row-major output. init drops size-1

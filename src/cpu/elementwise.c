@@ -1,14 +1,18 @@
-/* elementwise.c — the unary (negate, exp, astype, copy) and binary (add,
- * subtract, multiply, divide) kernels.
+/* elementwise.c — the kernel of every elementwise op: the core ones
+ * (negate, exp, astype, copy; add, subtract, multiply, divide: their loops
+ * are resolved here) and the math family's (resolved in math.c).
  *
- * A kernel checks what the op layer promised (dtypes, broadcastable shapes),
- * gives the output a buffer (reusing a donatable input of the output's shape
- * and dtype), builds broadcast strides (0 on stretched and missing axes,
- * aligned on trailing axes) and hands the loop from the ISA table to the
- * strided iterator, which parallelises it. */
+ * The kernel resolves the node's loop for its dtypes and params (the same
+ * resolution the fused interpreter uses), checks the shapes broadcast,
+ * gives the output a buffer (reusing a donatable input of the output's
+ * shape and dtype, never where's condition), builds broadcast strides (0 on
+ * stretched and missing axes, aligned on trailing axes) and hands the loop
+ * to the strided iterator, which parallelises it: iter.c's for one and two
+ * inputs, math_iter.c's for the n-ary loops. */
 #include <string.h>
 
 #include "cpu.h"
+#include "math_isa.h"
 
 static int64_t unary_grain(emlx_prim prim, emlx_dtype dt) {
   if (prim == EMLX_PRIM_EXP)
@@ -82,66 +86,88 @@ int emlx_cpu_core_ew_resolve(emlx_prim prim, const emlx_dtype *in, int nin, emlx
   return 0;
 }
 
-int emlx_cpu_unary(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs) {
-  emlx_array *in = inputs[0], *out = outputs[0];
-  if (!out)
-    return 0;
-  emlx_dtype di = in->dtype, dout = out->dtype;
-  emlx_cpu_ew_loop loop;
-  if (emlx_cpu_core_ew_resolve(node->prim, &di, 1, dout, &loop) != 0)
-    return -1;
-
-  int64_t st[EMLX_MAX_NDIM];
-  if (emlx_cpu_broadcast_strides(in, out, st) != 0)
-    return -1;
-  /* Read the input's address before allocating: donation may move its buffer. */
-  const char *src = (const char *)emlx__data(in);
-  if (emlx__array_alloc_data_donate(out, emlx_cpu_donor(in, out)) != 0)
-    return -1;
-  if (out->size == 0)
-    return 0;
-  const int64_t *sts[1] = {st};
-  emlx_cpu_iter it;
-  emlx_cpu_iter_init(&it, out->ndim, out->shape, 1, sts);
-  it.in[0] = src;
-  it.in_esize[0] = emlx_dtype_size(di);
-  it.out = (char *)emlx__data(out);
-  it.out_esize = emlx_dtype_size(dout);
-  if (node->prim == EMLX_PRIM_COPY && it.ndim == 1 && it.stride[0][0] == 1 &&
-      (const char *)it.in[0] == it.out)
-    return 0; /* donated in place: nothing to copy */
-  emlx_cpu_iter_run_unary(&it, loop.un, loop.grain);
-  return 0;
+int emlx_cpu_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
+                        const emlx_dtype *in, int nin, emlx_dtype out, emlx_cpu_ew_loop *loop) {
+  switch (prim) {
+  case EMLX_PRIM_NEGATE:
+  case EMLX_PRIM_EXP:
+  case EMLX_PRIM_ASTYPE:
+  case EMLX_PRIM_COPY:
+  case EMLX_PRIM_ADD:
+  case EMLX_PRIM_SUBTRACT:
+  case EMLX_PRIM_MULTIPLY:
+  case EMLX_PRIM_DIVIDE:
+    return emlx_cpu_core_ew_resolve(prim, in, nin, out, loop);
+  default:
+    return emlx_cpu_math_ew_resolve(prim, params, params_size, in, nin, out, loop);
+  }
 }
 
-int emlx_cpu_binary(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs) {
-  emlx_array *a = inputs[0], *b = inputs[1], *out = outputs[0];
+int emlx_cpu_elementwise(const emlx_node *node, emlx_array *const *inputs,
+                         emlx_array *const *outputs) {
+  emlx_array *out = outputs[0];
   if (!out)
     return 0;
-  emlx_dtype dt = out->dtype, din[2] = {a->dtype, b->dtype};
+  int nin = node->ninputs;
+  const char *name = emlx_prim_table[node->prim].name;
+  if (nin < 1 || nin > 3)
+    return EMLX_FAIL("cpu: %s takes 1 to 3 inputs (got %d)", name, nin);
+  emlx_dtype din[3];
+  for (int k = 0; k < nin; k++)
+    din[k] = inputs[k]->dtype;
   emlx_cpu_ew_loop loop;
-  if (emlx_cpu_core_ew_resolve(node->prim, din, 2, dt, &loop) != 0)
+  if (emlx_cpu_ew_resolve(node->prim, emlx__params(node), node->params_size, din, nin, out->dtype,
+                          &loop) != 0)
     return -1;
-
-  int64_t sa[EMLX_MAX_NDIM], sb[EMLX_MAX_NDIM];
-  if (emlx_cpu_broadcast_strides(a, out, sa) != 0 || emlx_cpu_broadcast_strides(b, out, sb) != 0)
-    return -1;
-  const char *pa = (const char *)emlx__data(a), *pb = (const char *)emlx__data(b);
-  emlx_array *give = emlx_cpu_donor(a, out);
-  if (!give)
-    give = emlx_cpu_donor(b, out);
+  /* The operands in the loop's order (a binary loop may take them swapped). */
+  emlx_array *in[3] = {inputs[0], nin > 1 ? inputs[1] : NULL, nin > 2 ? inputs[2] : NULL};
+  if (loop.bin && loop.swap) {
+    in[0] = inputs[1];
+    in[1] = inputs[0];
+  }
+  int64_t st[3][EMLX_MAX_NDIM];
+  const int64_t *sts[3];
+  const char *src[3]; /* read before donation moves a buffer */
+  emlx_array *give = NULL;
+  for (int k = 0; k < nin; k++) {
+    if (emlx_cpu_broadcast_strides(in[k], out, st[k]) != 0)
+      return -1;
+    sts[k] = st[k];
+    src[k] = (const char *)emlx__data(in[k]);
+    if (!give && !(node->prim == EMLX_PRIM_WHERE && k == 0)) /* never the bool condition */
+      give = emlx_cpu_donor(in[k], out);
+  }
   if (emlx__array_alloc_data_donate(out, give) != 0)
     return -1;
   if (out->size == 0)
     return 0;
-  const int64_t *sts[2] = {sa, sb};
+  if (loop.nary) {
+    emlx_math_iter it;
+    emlx_math_iter_init(&it, out->ndim, out->shape, nin, sts);
+    for (int k = 0; k < nin; k++) {
+      it.in[k] = src[k];
+      it.in_esize[k] = emlx_dtype_size(in[k]->dtype);
+    }
+    it.out = (char *)emlx__data(out);
+    it.out_esize = emlx_dtype_size(out->dtype);
+    emlx_math_iter_run(&it, loop.nary, loop.ctx, loop.grain);
+    return 0;
+  }
   emlx_cpu_iter it;
-  emlx_cpu_iter_init(&it, out->ndim, out->shape, 2, sts);
-  it.in[0] = pa;
-  it.in[1] = pb;
-  it.in_esize[0] = it.in_esize[1] = emlx_dtype_size(dt);
+  emlx_cpu_iter_init(&it, out->ndim, out->shape, nin, sts);
+  for (int k = 0; k < nin; k++) {
+    it.in[k] = src[k];
+    it.in_esize[k] = emlx_dtype_size(in[k]->dtype);
+  }
   it.out = (char *)emlx__data(out);
-  it.out_esize = emlx_dtype_size(dt);
-  emlx_cpu_iter_run_binary(&it, loop.bin, loop.grain);
+  it.out_esize = emlx_dtype_size(out->dtype);
+  if (loop.un) {
+    if (node->prim == EMLX_PRIM_COPY && it.ndim == 1 && it.stride[0][0] == 1 &&
+        (const char *)it.in[0] == it.out)
+      return 0; /* donated in place: nothing to copy */
+    emlx_cpu_iter_run_unary(&it, loop.un, loop.grain);
+  } else {
+    emlx_cpu_iter_run_binary(&it, loop.bin, loop.grain);
+  }
   return 0;
 }

@@ -24,23 +24,6 @@
 #define TILE 1024                 /* elements per tile, at most */
 #define SCRATCH_BYTES (64 * 1024) /* the tiles of one thread, on its stack */
 
-int emlx_cpu_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
-                        const emlx_dtype *in, int nin, emlx_dtype out, emlx_cpu_ew_loop *loop) {
-  switch (prim) {
-  case EMLX_PRIM_NEGATE:
-  case EMLX_PRIM_EXP:
-  case EMLX_PRIM_ASTYPE:
-  case EMLX_PRIM_COPY:
-  case EMLX_PRIM_ADD:
-  case EMLX_PRIM_SUBTRACT:
-  case EMLX_PRIM_MULTIPLY:
-  case EMLX_PRIM_DIVIDE:
-    return emlx_cpu_core_ew_resolve(prim, in, nin, out, loop);
-  default:
-    return emlx_cpu_math_ew_resolve(prim, params, params_size, in, nin, out, loop);
-  }
-}
-
 bool emlx_cpu_fuse_supports(emlx_prim prim, const void *params, size_t params_size,
                             const emlx_dtype *in, int nin, emlx_dtype out) {
   if ((unsigned)prim >= EMLX_PRIM_COUNT)
@@ -245,9 +228,8 @@ static void fused_range(void *ctx, int64_t begin, int64_t end) {
   int64_t s[EMLX_FUSE_MAX_INPUTS];
   for (int k = 0; k < nin; k++)
     s[k] = job->stride[k][last];
-  int64_t inner = emlx_cpu_walk_start(job->ndim, job->shape, nin,
-                                      (const int64_t(*)[EMLX_MAX_NDIM])job->stride, begin, idx,
-                                      base);
+  int64_t inner = emlx_cpu_walk_start(
+      job->ndim, job->shape, nin, (const int64_t(*)[EMLX_MAX_NDIM])job->stride, begin, idx, base);
   const char *in[EMLX_FUSE_MAX_INPUTS];
   int64_t pos = begin;
   while (pos < end) {

@@ -1,11 +1,7 @@
-/* math.c — the math family's CPU kernels: unary functions, binary
- * arithmetic/comparison/logical/bitwise ops, where, clip and isclose.
- *
- * Each kernel checks what the constructor promised (dtypes, broadcastable
- * shapes), gives the output a buffer (taking over a donatable input of the
- * output's shape and dtype), builds broadcast strides and hands the loop of
- * the ISA table (math_isa.h) to a strided iterator: iter.c's for one and two
- * inputs, math_iter.c's for where/clip/isclose. */
+/* math.c — the math family's elementwise ops (unary functions, binary
+ * arithmetic/comparison/logical/bitwise ops, where, clip and isclose): which
+ * loop of the ISA table (math_isa.h) each runs for its dtypes and params.
+ * The kernel that runs them is elementwise.c's, as for the core ops. */
 #include <string.h>
 
 #include "cpu.h"
@@ -109,35 +105,6 @@ static int64_t unary_grain(int op, emlx_dtype dt) {
   return EMLX_CPU_GRAIN;
 }
 
-int emlx_cpu_math_unary(const emlx_node *node, emlx_array *const *inputs,
-                        emlx_array *const *outputs) {
-  emlx_array *in = inputs[0], *out = outputs[0];
-  if (!out)
-    return 0;
-  emlx_dtype di = in->dtype;
-  emlx_cpu_ew_loop loop;
-  if (emlx_cpu_math_ew_resolve(node->prim, emlx__params(node), node->params_size, &di, 1,
-                               out->dtype, &loop) != 0)
-    return -1;
-  int64_t st[EMLX_MAX_NDIM];
-  if (emlx_cpu_broadcast_strides(in, out, st) != 0)
-    return -1;
-  const char *src = (const char *)emlx__data(in); /* before donation moves the buffer */
-  if (emlx__array_alloc_data_donate(out, emlx_cpu_donor(in, out)) != 0)
-    return -1;
-  if (out->size == 0)
-    return 0;
-  const int64_t *sts[1] = {st};
-  emlx_cpu_iter it;
-  emlx_cpu_iter_init(&it, out->ndim, out->shape, 1, sts);
-  it.in[0] = src;
-  it.in_esize[0] = emlx_dtype_size(di);
-  it.out = (char *)emlx__data(out);
-  it.out_esize = emlx_dtype_size(out->dtype);
-  emlx_cpu_iter_run_unary(&it, loop.un, loop.grain);
-  return 0;
-}
-
 /* The table entry of a binary prim; *swap when it runs with the inputs
  * exchanged (less = greater swapped). */
 static int binary_op(emlx_prim prim, int mode, int *swap) {
@@ -192,84 +159,6 @@ static int binary_op(emlx_prim prim, int mode, int *swap) {
 }
 
 static int is_comparison(int op) { return op >= EMLX_MB_EQ && op <= EMLX_MB_LXOR; }
-
-int emlx_cpu_math_binary(const emlx_node *node, emlx_array *const *inputs,
-                         emlx_array *const *outputs) {
-  emlx_array *out = outputs[0];
-  if (!out)
-    return 0;
-  emlx_dtype din[2] = {inputs[0]->dtype, inputs[1]->dtype};
-  emlx_cpu_ew_loop loop;
-  if (emlx_cpu_math_ew_resolve(node->prim, emlx__params(node), node->params_size, din, 2,
-                               out->dtype, &loop) != 0)
-    return -1;
-  emlx_array *a = inputs[loop.swap], *b = inputs[1 - loop.swap];
-  emlx_dtype dt = a->dtype;
-  int64_t sa[EMLX_MAX_NDIM], sb[EMLX_MAX_NDIM];
-  if (emlx_cpu_broadcast_strides(a, out, sa) != 0 || emlx_cpu_broadcast_strides(b, out, sb) != 0)
-    return -1;
-  const char *pa = (const char *)emlx__data(a), *pb = (const char *)emlx__data(b);
-  emlx_array *give = emlx_cpu_donor(a, out);
-  if (!give)
-    give = emlx_cpu_donor(b, out);
-  if (emlx__array_alloc_data_donate(out, give) != 0)
-    return -1;
-  if (out->size == 0)
-    return 0;
-  const int64_t *sts[2] = {sa, sb};
-  emlx_cpu_iter it;
-  emlx_cpu_iter_init(&it, out->ndim, out->shape, 2, sts);
-  it.in[0] = pa;
-  it.in[1] = pb;
-  it.in_esize[0] = it.in_esize[1] = emlx_dtype_size(dt);
-  it.out = (char *)emlx__data(out);
-  it.out_esize = emlx_dtype_size(out->dtype);
-  emlx_cpu_iter_run_binary(&it, loop.bin, loop.grain);
-  return 0;
-}
-
-/* WHERE (cond, x, y), CLIP (a, lo, hi), ISCLOSE (a, b). */
-int emlx_cpu_math_nary(const emlx_node *node, emlx_array *const *inputs,
-                       emlx_array *const *outputs) {
-  emlx_array *out = outputs[0];
-  if (!out)
-    return 0;
-  int nin = node->ninputs;
-  emlx_dtype din[3] = {EMLX_BOOL, EMLX_BOOL, EMLX_BOOL};
-  for (int k = 0; k < nin && k < 3; k++)
-    din[k] = inputs[k]->dtype;
-  emlx_cpu_ew_loop loop;
-  if (nin > 3 || emlx_cpu_math_ew_resolve(node->prim, emlx__params(node), node->params_size, din,
-                                          nin, out->dtype, &loop) != 0)
-    return nin > 3 ? EMLX_FAIL("cpu: %s takes at most 3 inputs", emlx_prim_table[node->prim].name)
-                   : -1;
-  int64_t st[3][EMLX_MAX_NDIM];
-  const int64_t *sts[3];
-  const char *src[3];
-  emlx_array *give = NULL;
-  for (int k = 0; k < nin; k++) {
-    if (emlx_cpu_broadcast_strides(inputs[k], out, st[k]) != 0)
-      return -1;
-    sts[k] = st[k];
-    src[k] = (const char *)emlx__data(inputs[k]);
-    if (!give && (node->prim != EMLX_PRIM_WHERE || k > 0))
-      give = emlx_cpu_donor(inputs[k], out);
-  }
-  if (emlx__array_alloc_data_donate(out, give) != 0)
-    return -1;
-  if (out->size == 0)
-    return 0;
-  emlx_math_iter it;
-  emlx_math_iter_init(&it, out->ndim, out->shape, nin, sts);
-  for (int k = 0; k < nin; k++) {
-    it.in[k] = src[k];
-    it.in_esize[k] = emlx_dtype_size(inputs[k]->dtype);
-  }
-  it.out = (char *)emlx__data(out);
-  it.out_esize = emlx_dtype_size(out->dtype);
-  emlx_math_iter_run(&it, loop.nary, loop.ctx, loop.grain);
-  return 0;
-}
 
 int emlx_cpu_math_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
                              const emlx_dtype *in, int nin, emlx_dtype out,

@@ -289,7 +289,6 @@ static int run_cols(const emlx_red_plan *p) {
   return 0;
 }
 
-
 /* ---- entry points ------------------------------------------------------------- */
 
 static bool row_mode(const emlx_red_plan *p) {
