@@ -1183,6 +1183,62 @@ static void test_long_chain(void) {
   emlx_release(x), emlx_release(one);
 }
 
+/* y = exp(x) * 0.5 + x (a region) and s = sum(y * y) (a region feeding a
+ * reduction) over the memory limit: the eval fails with an error, nothing
+ * is left half-computed, and once the limit is raised the same arrays
+ * evaluate to the values the unfused kernels give. */
+static void test_memory_limit(void) {
+  enum { N = 1 << 20 }; /* 4 MiB of f32 per intermediate */
+  tu_rng r = {77};
+  float *v = malloc(N * sizeof *v);
+  if (!CHECK_NOT_NULL(v))
+    return;
+  for (int i = 0; i < N; i++)
+    v[i] = (float)tu_uniform(&r, -2, 2);
+  int64_t n = N;
+  emlx_array *x = emlx_from_blob(v, EMLX_FLOAT32, &n, 1, EMLX_CPU);
+  emlx_array *half = emlx_scalar_tensor(0.5, EMLX_FLOAT32, EMLX_CPU);
+  emlx_array *got[2], *want[2];
+  for (int fused = 0; fused < 2; fused++) {
+    emlx_array *e = emlx_exp(x), *m = emlx_multiply(e, half), *y = emlx_add(m, x);
+    emlx_array *yy = emlx_multiply(y, y), *s = emlx_sum(yy, NULL, 0, false);
+    emlx_release(e), emlx_release(m), emlx_release(yy);
+    emlx_array **dst = fused ? got : want;
+    dst[0] = y, dst[1] = s;
+  }
+  emlx_set_fusion_enabled(false);
+  CHECK_OK(emlx_eval(want, 2));
+  emlx_set_fusion_enabled(true);
+  CHECK_OK(emlx_eval(&half, 1));
+  emlx_clear_cache();
+  size_t active = emlx_memory_info().active_memory;
+  size_t prev = emlx_set_memory_limit(active + (1u << 20)); /* no room for y */
+  emlx_fusion_stats s0 = fstats();
+  emlx_clear_error();
+  int rc = emlx_eval(got, 2);
+  CHECK_MSG(rc != 0 && emlx_last_error()[0], "a fused eval over the memory limit fails (\"%s\")",
+            emlx_last_error());
+  CHECK_MSG(!emlx_is_evaluated(got[0]) && !emlx_is_evaluated(got[1]),
+            "the failed fused eval left both results lazy");
+  emlx_set_memory_limit(prev);
+  CHECK_OK(emlx_eval(got, 2));
+  emlx_fusion_stats s1 = fstats();
+  CHECK_MSG(s1.regions > s0.regions, "the second eval ran fused (regions +%llu)",
+            (unsigned long long)(s1.regions - s0.regions));
+  for (int k = 0; k < 2; k++) {
+    unsigned char *a = tu_read_raw_at(got[k], __FILE__, __LINE__);
+    unsigned char *b = tu_read_raw_at(want[k], __FILE__, __LINE__);
+    size_t bytes = (size_t)emlx_size(got[k]) * 4;
+    CHECK_MSG(a && b && memcmp(a, b, bytes) == 0,
+              "after the failure, %s equals the unfused result bit for bit", k ? "sum(y*y)" : "y");
+    free(a), free(b);
+  }
+  for (int k = 0; k < 2; k++)
+    emlx_release(got[k]), emlx_release(want[k]);
+  emlx_release(half), emlx_release(x);
+  free(v);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--fusion-env-child") == 0)
     return fusion_env_child(strcmp(argv[2], "on") == 0);
@@ -1200,6 +1256,7 @@ int main(int argc, char **argv) {
   test_eval_stats();
   test_threads();
   test_long_chain();
+  test_memory_limit();
   printf("float elements compared %ld, within 1 ulp but not bit-identical %ld\n", g_float_elems,
          g_float_inexact);
   return tu_finish();
