@@ -374,6 +374,37 @@ static void test_mixed_program(void) {
   emlx_program_release(p);
 }
 
+/* out = exp(s) where u, s, vt = svd(x) and the trace released u and vt
+ * (their node's other outputs): the program must compute the singular
+ * values alone, as eager evaluation does. */
+static int tr_svd_values(void *ctx, emlx_array *const *in, size_t nin, emlx_array **out,
+                         size_t nout) {
+  (void)ctx, (void)nin, (void)nout;
+  emlx_array *u = NULL, *sv = NULL, *vt = NULL;
+  if (emlx_linalg_svd(in[0], true, false, &u, &sv, &vt) != 0)
+    return -1;
+  emlx_release(u), emlx_release(vt);
+  out[0] = emlx_exp(sv);
+  emlx_release(sv);
+  return out[0] ? 0 : -1;
+}
+
+static void test_released_sibling_outputs(void) {
+  int64_t sh[2] = {7, 5};
+  const int64_t *shapes[1] = {sh};
+  int nd[1] = {2};
+  emlx_program *p = compile_f32(tr_svd_values, NULL, shapes, nd, 1, 1);
+  if (!CHECK_NOT_NULL(p))
+    return;
+  tu_rng r = {31};
+  for (int k = 0; k < 2; k++) {
+    emlx_array *in[1] = {rand_f32(sh, 2, -1, 1, &r)};
+    check_run(p, tr_svd_values, in, 1, 1, NULL, "svd with U and Vt released in the trace");
+    release_all(in, 1);
+  }
+  emlx_program_release(p);
+}
+
 static void test_multi_output_program(void) {
   tu_rng r = {13};
   int64_t sh[2] = {R, C};
@@ -847,6 +878,7 @@ int main(void) {
   test_elementwise_programs();
   test_mixed_program();
   test_multi_output_program();
+  test_released_sibling_outputs();
   test_program_info();
   test_errors();
   test_inputs_untouched();

@@ -50,6 +50,8 @@ typedef struct value_info {
   int ndim;
   int64_t *shape;
   emlx_array *fixed; /* inputs: NULL; constants: the array */
+  bool absent;       /* an output of a multi-output node that the trace released:
+                        its kernel gets NULL for it (and computes it in scratch) */
   int producer;      /* candidate node (during compile) or -1 */
 } value_info;
 
@@ -440,7 +442,8 @@ static int find_equal(const compiler *c, const emlx_node *n, const int *in, uint
     for (int i = 0; i < n->noutputs && eq; i++) {
       const value_info *vi = &c->p->vals[o->out[i]];
       const emlx_array *a = n->outputs[i];
-      eq = a && a->dtype == vi->dtype && same_dims(a->ndim, a->shape, vi->ndim, vi->shape);
+      eq = a && !vi->absent && a->dtype == vi->dtype &&
+           same_dims(a->ndim, a->shape, vi->ndim, vi->shape);
     }
     if (eq)
       return j;
@@ -472,10 +475,12 @@ static int number_nodes(compiler *c) {
     int eq = same < 0 ? find_equal(c, n, in, h) : -1;
     for (int o = 0; o < n->noutputs; o++) {
       const emlx_array *out = n->outputs[o];
-      /* A released sibling output keeps a slot of its node's shape. */
+      /* A released sibling output keeps a slot (absent: never computed). */
       const emlx_array *shape_src = out ? out : a;
       int v =
           add_value(c->p, &c->capvals, shape_src->dtype, shape_src->ndim, shape_src->shape, NULL);
+      if (v >= 0)
+        c->p->vals[v].absent = out == NULL;
       int to = same >= 0 ? same : eq >= 0 ? c->cn[eq].out[o] : v;
       if (v < 0 || set_alias(c, v, to) != 0 || (out && pmap_put(&c->arr_value, out, v) != 0)) {
         free(in);
@@ -1009,8 +1014,8 @@ static int run_step(const emlx_program *p, const step *s, emlx_array **vals) {
   int made = 0;
   for (; made < s->nout; made++) {
     const value_info *vi = &p->vals[s->out[made]];
-    outs[made] = emlx__array_alloc(vi->dtype, vi->shape, vi->ndim, EMLX_CPU);
-    if (!outs[made]) {
+    outs[made] = vi->absent ? NULL : emlx__array_alloc(vi->dtype, vi->shape, vi->ndim, EMLX_CPU);
+    if (!outs[made] && !vi->absent) {
       rc = -1;
       break;
     }
@@ -1033,6 +1038,8 @@ static int run_step(const emlx_program *p, const step *s, emlx_array **vals) {
       if (protect[k])
         emlx_release(ins[k]);
   for (int o = 0; o < made; o++) {
+    if (!outs[o])
+      continue;
     if (rc == 0) {
       atomic_store_explicit(&outs[o]->status, EMLX_STATUS_READY, memory_order_release);
       vals[s->out[o]] = outs[o];
