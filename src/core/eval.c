@@ -10,6 +10,11 @@
  *    the walk's own reference goes right after: intermediate buffers die as
  *    soon as their last consumer has run.
  *
+ * With fusion on, step 2 first groups the walked nodes into regions of
+ * elementwise work (fuse.c): a region runs as one step at its last member,
+ * or at the reduction it feeds, and the walk keeps its references to the
+ * members until then.
+ *
  * A kernel failure (e.g. the memory limit) puts its node back to PENDING and
  * stops the eval; nothing already computed is lost, nothing is half-written. */
 #include <pthread.h>
