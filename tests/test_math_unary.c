@@ -377,6 +377,25 @@ static void test_complex(void) {
     CHECK_MSG(ok && bad == 0, "complex %s: %d of %d elements off", cs[k].name, bad, N - 1);
     emlx_release(o);
   }
+  /* log1p near 0 keeps relative precision: the reference is the series
+   * z - z^2/2 + z^3/3 - z^4/4 (|z| <= 1e-3: the rest is below 1e-15). */
+  {
+    float tiny[8] = {1e-10f, 2e-10f, -3e-8f, 1e-9f, 1e-20f, -1e-20f, 4e-4f, -7e-4f};
+    emlx_array *t = make_c64(tiny, 4), *o = emlx_log1p(t);
+    float got[8];
+    bool ok = o && emlx_to_blob(o, got, sizeof got) == 0;
+    int bad = 0;
+    for (int i = 0; ok && i < 4; i++) {
+      double _Complex z = CMPLX((double)tiny[2 * i], (double)tiny[2 * i + 1]);
+      double _Complex w = z - z * z / 2 + z * z * z / 3 - z * z * z * z / 4;
+      if (fabs((double)got[2 * i] - creal(w)) > 4 * tu_ulp(EMLX_FLOAT32, fabs(creal(w))) ||
+          fabs((double)got[2 * i + 1] - cimag(w)) > 4 * tu_ulp(EMLX_FLOAT32, fabs(cimag(w))))
+        bad++;
+    }
+    CHECK_MSG(ok && bad == 0, "complex log1p near 0: %d of 4 elements off", bad);
+    emlx_release(o);
+    emlx_release(t);
+  }
   /* abs -> float32 magnitude, real/imag -> parts, sign -> z/|z|, round both
    * parts, is_nan. */
   double rabs[N], rre[N], rim[N];

@@ -138,11 +138,19 @@ MB_UN(u_round_c64, emlx_c64, emlx_c64, mc_round(x))
 MB_UN(u_conj_c64, emlx_c64, emlx_c64, mc_conj(x))
 MB_UN(u_real_c64, emlx_c64, float, x.re)
 MB_UN(u_imag_c64, emlx_c64, float, x.im)
+/* log(1 + z): near 0, log|1 + z| as log1p(2x + x^2 + y^2) / 2 (computed in
+ * double: no cancellation in 1 + z), the argument as atan2(y, 1 + x). */
+static inline double _Complex mc_log1p(emlx_c64 z) {
+  double x = (double)z.re, y = (double)z.im;
+  if (fabs(x) < 0.5 && fabs(y) < 0.5)
+    return CMPLX(0.5 * log1p(2.0 * x + x * x + y * y), atan2(y, 1.0 + x));
+  return clog(1.0 + mc_wide(z));
+}
 #define MU_C64(NAME, EXPR) MB_UN(NAME##_c64, emlx_c64, emlx_c64, mc_of(EXPR))
 MU_C64(u_sqrt, csqrt(mc_wide(x)))
 MU_C64(u_rsqrt, 1.0 / csqrt(mc_wide(x)))
 MU_C64(u_log, clog(mc_wide(x)))
-MU_C64(u_log1p, clog(1.0 + mc_wide(x)))
+MU_C64(u_log1p, mc_log1p(x))
 MU_C64(u_sin, csin(mc_wide(x)))
 MU_C64(u_cos, ccos(mc_wide(x)))
 MU_C64(u_tan, ctan(mc_wide(x)))
