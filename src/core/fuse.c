@@ -3,12 +3,16 @@
  *
  * Partition. The walk's order lists the lazy arrays inputs-first. Scanning
  * it, an elementwise node joins the region of an input when that region has
- * its shape, room left and is not sealed; a node joining several input
+ * its shape, room left (EMLX_FUSE_MAX_OPS ops, EMLX_FUSE_MAX_INPUTS input
+ * slots read from outside) and is not sealed; a node joining several input
  * regions merges them. A region is sealed as soon as one of its values is
  * read by a node that does not join it: every later node that could join it
  * would then depend on it through an outside node, and running the region as
  * one step would make a cycle. Sealing is what keeps every region a convex
- * piece of the graph, so it can run at the position of its last member.
+ * piece of the graph, so it can run at the position of its last member. A
+ * reduction over axes that is a region's first outside reader is attached
+ * to it: the region then runs at the reduction's position (nothing else has
+ * read it before) and may feed the reduction directly.
  *
  * Running a region (emlx__fuse_run_region) claims every member node
  * (PENDING -> RUNNING) so no other thread computes one meanwhile, builds the
