@@ -465,6 +465,8 @@ static int number_nodes(compiler *c) {
       emlx_array *x = n->inputs[k];
       in[k] = emlx__ready(x) ? constant_value(c, x) : value_of(c, x);
       if (in[k] < 0) {
+        if (!emlx__ready(x) && x->node->prim == EMLX_PRIM_PLACEHOLDER)
+          emlx__set_error("compile: the trace used an input of another trace");
         free(in);
         return -1;
       }
