@@ -518,6 +518,43 @@ static void test_program_info(void) {
   CHECK_FAILS(emlx_program_get_info(NULL, &info));
 }
 
+/* out = x * a + x * b with a and b separate scalar constants of equal value
+ * (and c of another value, read once): a and b become one constant, so the
+ * two products are one common subexpression. */
+static int tr_equal_scalars(void *ctx, emlx_array *const *in, size_t nin, emlx_array **out,
+                            size_t nout) {
+  (void)ctx, (void)nin, (void)nout;
+  emlx_array *a = emlx_scalar_tensor(3.0, EMLX_FLOAT32, EMLX_CPU);
+  emlx_array *b = emlx_scalar_tensor(3.0, EMLX_FLOAT32, EMLX_CPU);
+  emlx_array *c = emlx_scalar_tensor(-3.0, EMLX_FLOAT32, EMLX_CPU);
+  emlx_array *xa = emlx_multiply(in[0], a), *xb = emlx_multiply(in[0], b);
+  emlx_array *s = emlx_add(xa, xb);
+  out[0] = emlx_add(s, c);
+  emlx_release(a), emlx_release(b), emlx_release(c);
+  emlx_release(xa), emlx_release(xb), emlx_release(s);
+  return out[0] ? 0 : -1;
+}
+
+static void test_scalar_merge(void) {
+  int64_t sh[2] = {R, C};
+  emlx_template t = {EMLX_FLOAT32, 2, sh};
+  emlx_program *p = emlx_compile(tr_equal_scalars, NULL, &t, 1, 1);
+  emlx_program_info info;
+  if (!CHECK_NOT_NULL(p) || !CHECK(emlx_program_get_info(p, &info) == 0)) {
+    emlx_program_release(p);
+    return;
+  }
+  CHECK_MSG(info.constants == 2, "equal scalar constants are one (constants %zu, want 2)",
+            info.constants);
+  CHECK_MSG(info.cse_merged == 1, "x * a and x * b merged once a == b (cse %zu, want 1)",
+            info.cse_merged);
+  tu_rng r = {15};
+  emlx_array *x = rand_f32(sh, 2, -1, 1, &r);
+  check_run(p, tr_equal_scalars, &x, 1, 1, NULL, "equal scalars merged");
+  emlx_release(x);
+  emlx_program_release(p);
+}
+
 /* ---- errors --------------------------------------------------------------------------- */
 
 static int tr_fail_msg(void *ctx, emlx_array *const *in, size_t nin, emlx_array **out,
@@ -880,6 +917,7 @@ int main(void) {
   test_multi_output_program();
   test_released_sibling_outputs();
   test_program_info();
+  test_scalar_merge();
   test_errors();
   test_inputs_untouched();
   test_strided_inputs();

@@ -206,6 +206,58 @@ static int add_value(emlx_program *p, size_t *cap, emlx_dtype dtype, int ndim, c
 
 /* ---- tracing and walking ------------------------------------------------------ */
 
+/* A multimap from 64-bit hashes to indices (open addressing); lookups walk
+ * the slots of a hash and compare the entries themselves. */
+typedef struct htab {
+  uint64_t *key;
+  int *idx; /* index + 1; 0 empty */
+  size_t cap, n;
+} htab;
+
+static int htab_add(htab *t, uint64_t h, int idx) {
+  if ((t->n + 1) * 2 > t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    int *idxs = calloc(cap, sizeof *idxs);
+    if (!keys || !idxs) {
+      free(keys);
+      free(idxs);
+      return -1;
+    }
+    for (size_t i = 0; i < t->cap; i++) {
+      if (!t->idx[i])
+        continue;
+      size_t j = t->key[i] & (cap - 1);
+      while (idxs[j])
+        j = (j + 1) & (cap - 1);
+      keys[j] = t->key[i];
+      idxs[j] = t->idx[i];
+    }
+    free(t->key);
+    free(t->idx);
+    t->key = keys;
+    t->idx = idxs;
+    t->cap = cap;
+  }
+  size_t j = h & (t->cap - 1);
+  while (t->idx[j])
+    j = (j + 1) & (t->cap - 1);
+  t->key[j] = h;
+  t->idx[j] = idx + 1;
+  t->n++;
+  return 0;
+}
+
+/* The first slot at or after h's home; walk with htab_next while
+ * t->idx[slot] != 0. */
+static size_t htab_first(const htab *t, uint64_t h) { return h & (t->cap - 1); }
+static size_t htab_next(const htab *t, size_t slot) { return (slot + 1) & (t->cap - 1); }
+
+static void htab_free(htab *t) {
+  free(t->key);
+  free(t->idx);
+}
+
 typedef struct cnode { /* a traced node kept as a candidate step */
   emlx_node *node;
   int nin;
@@ -225,10 +277,8 @@ typedef struct compiler {
   size_t ncn, capcn;
   int *alias; /* value id -> canonical value id */
   size_t capalias;
-  /* candidates by structural hash, for common subexpressions */
-  uint64_t *hkey;
-  int *hidx; /* candidate index + 1; 0 empty */
-  size_t hcap, hn;
+  htab cse;     /* candidates by structural hash, for common subexpressions */
+  htab scalars; /* canonical scalar constants by dtype, shape and bytes */
 } compiler;
 
 static uint64_t node_hash(const emlx_node *n, const int *in) {
@@ -247,40 +297,6 @@ static uint64_t node_hash(const emlx_node *n, const int *in) {
     MIX(n->params[b]);
 #undef MIX
   return h | 1; /* never 0 */
-}
-
-static int hash_add(compiler *c, uint64_t h, int idx) {
-  if ((c->hn + 1) * 2 > c->hcap) {
-    size_t cap = c->hcap ? c->hcap * 2 : 64;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    int *idxs = calloc(cap, sizeof *idxs);
-    if (!keys || !idxs) {
-      free(keys);
-      free(idxs);
-      return -1;
-    }
-    for (size_t i = 0; i < c->hcap; i++) {
-      if (!c->hidx[i])
-        continue;
-      size_t j = c->hkey[i] & (cap - 1);
-      while (idxs[j])
-        j = (j + 1) & (cap - 1);
-      keys[j] = c->hkey[i];
-      idxs[j] = c->hidx[i];
-    }
-    free(c->hkey);
-    free(c->hidx);
-    c->hkey = keys;
-    c->hidx = idxs;
-    c->hcap = cap;
-  }
-  size_t j = h & (c->hcap - 1);
-  while (c->hidx[j])
-    j = (j + 1) & (c->hcap - 1);
-  c->hkey[j] = h;
-  c->hidx[j] = idx + 1;
-  c->hn++;
-  return 0;
 }
 
 static bool depends_on_placeholder(const compiler *c, const emlx_node *n, const pmap *dep) {
@@ -366,27 +382,44 @@ static int set_alias(compiler *c, int v, int to) {
   return 0;
 }
 
-/* A constant value for a READY array; scalars of equal dtype and bytes are
- * one value. */
+static uint64_t scalar_hash(const emlx_array *a) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)a->dtype ^ ((uint64_t)a->ndim << 8);
+  unsigned char b[16] = {0};
+  memcpy(b, emlx__data(a), emlx_dtype_size(a->dtype));
+  for (int i = 0; i < 16; i += 8) {
+    uint64_t w;
+    memcpy(&w, b + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 32;
+  }
+  return h;
+}
+
+/* A constant value for a READY array; scalars of equal dtype, shape and
+ * bytes are one value. */
 static int constant_value(compiler *c, emlx_array *a) {
   int v = pmap_get(&c->arr_value, a);
   if (v >= 0)
     return c->alias[v];
   int canon = -1;
+  uint64_t h = 0;
+  size_t es = emlx_dtype_size(a->dtype);
   if (a->size == 1) {
-    size_t es = emlx_dtype_size(a->dtype);
-    for (size_t u = 0; u < c->p->nvalues && canon < 0; u++) {
-      const value_info *vi = &c->p->vals[u];
-      const emlx_array *f = vi->fixed;
-      if (f && c->alias[u] == (int)u && f->size == 1 && f->dtype == a->dtype &&
-          f->ndim == a->ndim &&
+    h = scalar_hash(a);
+    const htab *t = &c->scalars;
+    for (size_t slot = t->cap ? htab_first(t, h) : 0; t->cap && t->idx[slot] && canon < 0;
+         slot = htab_next(t, slot)) {
+      const emlx_array *f = c->p->vals[t->idx[slot] - 1].fixed;
+      if (t->key[slot] == h && f->dtype == a->dtype && f->ndim == a->ndim &&
           memcmp(f->shape, a->shape, (size_t)a->ndim * sizeof(int64_t)) == 0 &&
           memcmp(emlx__data(f), emlx__data(a), es) == 0)
-        canon = (int)u;
+        canon = t->idx[slot] - 1;
     }
   }
   v = add_value(c->p, &c->capvals, a->dtype, a->ndim, a->shape, canon < 0 ? a : NULL);
   if (v < 0 || set_alias(c, v, canon < 0 ? v : canon) != 0 || pmap_put(&c->arr_value, a, v) != 0)
+    return -1;
+  if (a->size == 1 && canon < 0 && htab_add(&c->scalars, h, v) != 0)
     return -1;
   if (canon < 0)
     c->p->info.constants++;
@@ -426,12 +459,13 @@ static int noop_input(compiler *c, const emlx_node *n, const int *in) {
 
 /* An earlier candidate equal to node n with inputs in (hash h), or -1. */
 static int find_equal(const compiler *c, const emlx_node *n, const int *in, uint64_t h) {
-  if (!c->hcap)
+  const htab *t = &c->cse;
+  if (!t->cap)
     return -1;
-  for (size_t slot = h & (c->hcap - 1); c->hidx[slot]; slot = (slot + 1) & (c->hcap - 1)) {
-    if (c->hkey[slot] != h)
+  for (size_t slot = htab_first(t, h); t->idx[slot]; slot = htab_next(t, slot)) {
+    if (t->key[slot] != h)
       continue;
-    int j = c->hidx[slot] - 1;
+    int j = t->idx[slot] - 1;
     const cnode *o = &c->cn[j];
     const emlx_node *m = o->node;
     if (m->prim != n->prim || m->noutputs != n->noutputs || o->nin != n->ninputs ||
@@ -497,7 +531,7 @@ static int number_nodes(compiler *c) {
       free(in);
       continue;
     }
-    if (GROW(c->cn, c->ncn, c->capcn) != 0 || hash_add(c, h, (int)c->ncn) != 0) {
+    if (GROW(c->cn, c->ncn, c->capcn) != 0 || htab_add(&c->cse, h, (int)c->ncn) != 0) {
       free(in);
       return -1;
     }
@@ -944,8 +978,8 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
     emlx_release(c.order[i]);
   free(c.order);
   free(c.alias);
-  free(c.hkey);
-  free(c.hidx);
+  htab_free(&c.cse);
+  htab_free(&c.scalars);
   pmap_free(&c.arr_value);
   pmap_free(&c.node_seen);
   free(is_output);
