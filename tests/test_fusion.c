@@ -1183,6 +1183,48 @@ static void test_long_chain(void) {
   emlx_release(x), emlx_release(one);
 }
 
+/* Outputs large enough to be streamed past the caches (two 16 MiB outputs,
+ * one of them held by the caller, a transposed input and a broadcast row):
+ * fused and unfused agree bit for bit. */
+static void test_large_outputs(void) {
+  enum { S = 2048 };
+  tu_rng r = {91};
+  float *v = malloc((size_t)S * S * sizeof *v), row[S];
+  if (!CHECK_NOT_NULL(v))
+    return;
+  for (int64_t i = 0; i < (int64_t)S * S; i++)
+    v[i] = (float)tu_uniform(&r, -1, 1);
+  for (int i = 0; i < S; i++)
+    row[i] = (float)tu_uniform(&r, -1, 1);
+  int64_t sh[2] = {S, S}, rs = S;
+  emlx_array *x = emlx_from_blob(v, EMLX_FLOAT32, sh, 2, EMLX_CPU);
+  emlx_array *b = emlx_from_blob(row, EMLX_FLOAT32, &rs, 1, EMLX_CPU);
+  emlx_array *xt = emlx_transpose(x, NULL, 0);
+  emlx_array *res[2][2];
+  for (int fused = 0; fused < 2; fused++) {
+    emlx_set_fusion_enabled(fused);
+    emlx_array *y = emlx_multiply(xt, b), *t = emlx_tanh(y), *z = emlx_add(t, x);
+    emlx_release(t);
+    emlx_fusion_stats s0 = fstats();
+    emlx_array *both[2] = {y, z};
+    CHECK_OK(emlx_eval(both, 2));
+    emlx_fusion_stats s1 = fstats();
+    CHECK_MSG(!fused || s1.regions > s0.regions, "the large region ran fused");
+    res[fused][0] = y, res[fused][1] = z;
+  }
+  emlx_set_fusion_enabled(true);
+  for (int k = 0; k < 2; k++) {
+    unsigned char *a = tu_read_raw_at(res[0][k], __FILE__, __LINE__);
+    unsigned char *c = tu_read_raw_at(res[1][k], __FILE__, __LINE__);
+    CHECK_MSG(a && c && memcmp(a, c, (size_t)S * S * 4) == 0,
+              "large output %d: fused equals unfused bit for bit", k);
+    free(a), free(c);
+    emlx_release(res[0][k]), emlx_release(res[1][k]);
+  }
+  emlx_release(xt), emlx_release(b), emlx_release(x);
+  free(v);
+}
+
 /* y = exp(x) * 0.5 + x (a region) and s = sum(y * y) (a region feeding a
  * reduction) over the memory limit: the eval fails with an error, nothing
  * is left half-computed, and once the limit is raised the same arrays
@@ -1257,6 +1299,7 @@ int main(int argc, char **argv) {
   test_threads();
   test_long_chain();
   test_memory_limit();
+  test_large_outputs();
   printf("float elements compared %ld, within 1 ulp but not bit-identical %ld\n", g_float_elems,
          g_float_inexact);
   return tu_finish();

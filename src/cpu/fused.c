@@ -13,16 +13,22 @@
  * Per tile, each op's loop reads its arguments (an input at its own strides,
  * broadcast included, or a tile) and writes its result tile: a whole chain
  * touches memory once per input and once per output, and the tiles stay in
- * L1. */
+ * L1. Outputs are written in place, or, when they total STREAM_MIN_BYTES or
+ * more, finished in their tiles and copied out with non-temporal stores
+ * (no read for ownership of lines that will not stay in cache anyway). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
 #include "fuse.h"
+#include "indexing_util.h"
 #include "kernels_fused.h"
 
 #define TILE 1024                 /* elements per tile, at most */
 #define SCRATCH_BYTES (64 * 1024) /* the tiles of one thread, on its stack */
+/* Outputs of at least this many bytes in all are written with non-temporal
+ * stores (well past the L2 of both cores). */
+#define STREAM_MIN_BYTES (16 << 20)
 
 bool emlx_cpu_fuse_supports(emlx_prim prim, const void *params, size_t params_size,
                             const emlx_dtype *in, int nin, emlx_dtype out) {
@@ -46,7 +52,7 @@ typedef struct fused_op {
   int nargs;
   int32_t args[3]; /* value ids, in the loop's order (a swap already applied) */
   int out;         /* output index when the result leaves the region, else -1 */
-  int slot;        /* scratch tile of the result when out < 0 */
+  int slot;        /* scratch tile of the result (outputs: used when streaming) */
   int esize;       /* bytes per result element */
 } fused_op;
 
@@ -139,13 +145,16 @@ void *emlx_cpu_fuse_compile(const emlx_fuse_desc *d) {
     p->in_last_read[k] = last_use[k];
   /* Scratch tiles: a result takes a free tile; a tile frees after the last
    * read of its value (after the result is placed, so no op writes over
-   * its own arguments). */
+   * its own arguments). An output has a tile of its own for the whole
+   * tile run: large outputs are written there and streamed out. */
   int free_slots[EMLX_FUSE_MAX_OPS], nfree = 0;
   int slot_of[EMLX_FUSE_MAX_OPS];
   for (int k = 0; k < nops; k++) {
     fused_op *f = &p->ops[k];
     slot_of[k] = -1;
-    if (f->out < 0) {
+    if (f->out >= 0) {
+      f->slot = p->nslots++; /* kept to the end of the tile: streamed out then */
+    } else {
       f->slot = nfree > 0 ? free_slots[--nfree] : p->nslots++;
       slot_of[k] = f->slot;
       if (last_use[nin + k] < 0) /* dead value: its tile is free again at once */
@@ -181,6 +190,7 @@ typedef struct fused_job {
   const char *src[EMLX_FUSE_MAX_INPUTS];
   char *dst[EMLX_FUSE_MAX_OUTPUTS]; /* where flat position `origin` of each output goes */
   int64_t origin;
+  bool stream;                      /* outputs go through their tiles, then non-temporal stores */
   int64_t (*stride)[EMLX_MAX_NDIM]; /* [input][dim] */
 } fused_job;
 
@@ -200,13 +210,14 @@ static void run_tile(const fused_plan *p, const fused_job *job, const char *cons
         st[a] = s[v];
       } else {
         const fused_op *src = &p->ops[v - nin];
-        arg[a] = src->out >= 0 ? job->dst[src->out] + (out_pos - job->origin) * src->esize
-                               : scratch + src->slot * p->slot_bytes;
+        arg[a] = src->out >= 0 && !job->stream
+                     ? job->dst[src->out] + (out_pos - job->origin) * src->esize
+                     : scratch + src->slot * p->slot_bytes;
         st[a] = 1;
       }
     }
-    void *res = f->out >= 0 ? job->dst[f->out] + (out_pos - job->origin) * f->esize
-                            : scratch + f->slot * p->slot_bytes;
+    void *res = f->out >= 0 && !job->stream ? job->dst[f->out] + (out_pos - job->origin) * f->esize
+                                            : scratch + f->slot * p->slot_bytes;
     if (f->loop.un)
       f->loop.un(arg[0], st[0], res, n);
     else if (f->loop.bin)
@@ -214,6 +225,12 @@ static void run_tile(const fused_plan *p, const fused_job *job, const char *cons
     else
       f->loop.nary(arg, st, res, n, f->loop.ctx);
   }
+  if (job->stream)
+    for (int j = 0; j < p->noutputs; j++) {
+      const fused_op *f = &p->ops[p->out_op[j]];
+      emlx_idx_stream_bytes(job->dst[j] + (out_pos - job->origin) * f->esize,
+                            scratch + f->slot * p->slot_bytes, (size_t)(n * f->esize));
+    }
 }
 
 static void fused_range(void *ctx, int64_t begin, int64_t end) {
@@ -246,6 +263,8 @@ static void fused_range(void *ctx, int64_t begin, int64_t end) {
       emlx_cpu_walk_next(job->ndim, job->shape, nin, (const int64_t(*)[EMLX_MAX_NDIM])job->stride,
                          idx, base);
   }
+  if (job->stream)
+    emlx_idx_stream_fence(); /* the streamed stores are seen before the pool's join */
 }
 
 static bool same_shape(const emlx_array *a, const emlx_array *b) {
@@ -266,6 +285,7 @@ static int prepare_job(fused_job *job, const fused_plan *p, emlx_array *const *i
   int64_t *mp[EMLX_FUSE_MAX_INPUTS];
   job->p = p;
   job->origin = 0;
+  job->stream = false;
   for (int k = 0; k < p->ninputs; k++) {
     if (emlx_cpu_broadcast_strides(inputs[k], like, st[k]) != 0)
       return -1;
@@ -316,6 +336,11 @@ int emlx_cpu_fuse_run(const void *plan, emlx_array *const *inputs, emlx_array *c
       goto fail_outputs;
     job.dst[j] = (char *)emlx__data(o);
   }
+  /* Outputs much larger than the caches skip them (no read for ownership). */
+  int64_t out_bytes = 0;
+  for (int j = 0; j < p->noutputs; j++)
+    out_bytes += outputs[j]->size * (int64_t)emlx_dtype_size(outputs[j]->dtype);
+  job.stream = out_bytes >= STREAM_MIN_BYTES;
   if (out0->size > 0) {
     if (out0->size <= p->grain)
       fused_range(&job, 0, out0->size);
