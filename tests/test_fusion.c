@@ -1183,6 +1183,87 @@ static void test_long_chain(void) {
   emlx_release(x), emlx_release(one);
 }
 
+/* Threads evaluating the same fresh graph at once, in different orders:
+ * regions whose inner values no thread keeps (their nodes go back to
+ * pending), reductions fed by regions, and plain elementwise roots. A
+ * thread that finds such a node pending again must compute its inputs
+ * first; every result must equal the one-thread values. */
+enum { SH_T = 6, SH_ROOTS = 6, SH_ITERS = 120 };
+
+typedef struct shared_arg {
+  emlx_array **roots;
+  pthread_barrier_t *go;
+  int tid, rc;
+} shared_arg;
+
+static void *shared_main(void *p) {
+  shared_arg *a = p;
+  emlx_array *order[SH_ROOTS];
+  for (int i = 0; i < SH_ROOTS; i++)
+    order[i] = a->roots[(i * (a->tid + 1) + a->tid) % SH_ROOTS];
+  pthread_barrier_wait(a->go);
+  a->rc = emlx_eval(order, SH_ROOTS);
+  return NULL;
+}
+
+static void build_shared(emlx_array *x, emlx_array **roots) {
+  for (int i = 0; i < SH_ROOTS; i++) {
+    emlx_array *c = emlx_scalar_tensor(0.25 * (i + 1), EMLX_FLOAT32, EMLX_CPU);
+    emlx_array *m = emlx_multiply(x, c), *e = emlx_exp(m);
+    int ax = i % 2;
+    if (i < SH_ROOTS / 2) {
+      roots[i] = emlx_sum(e, &ax, 1, false); /* a reduction fed by a region */
+    } else {
+      emlx_array *t = emlx_tanh(e);
+      roots[i] = emlx_add(t, x); /* a region of four ops */
+      emlx_release(t);
+    }
+    emlx_release(c), emlx_release(m), emlx_release(e);
+  }
+}
+
+static void test_shared_graph_threads(void) {
+  int64_t sh[2] = {BR, BC};
+  tu_rng r = {2222};
+  emlx_array *x = random_array(EMLX_FLOAT32, sh, 2, D_UNIT, &r);
+  emlx_array *want[SH_ROOTS];
+  build_shared(x, want);
+  CHECK_OK(emlx_eval(want, SH_ROOTS));
+  unsigned char *ref[SH_ROOTS];
+  for (int i = 0; i < SH_ROOTS; i++)
+    ref[i] = tu_read_raw_at(want[i], __FILE__, __LINE__);
+  int bad = 0, fails = 0;
+  for (int it = 0; it < SH_ITERS; it++) {
+    emlx_array *roots[SH_ROOTS];
+    build_shared(x, roots);
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, SH_T);
+    shared_arg args[SH_T];
+    pthread_t th[SH_T];
+    for (int t = 0; t < SH_T; t++) {
+      args[t] = (shared_arg){roots, &go, t, -1};
+      pthread_create(&th[t], NULL, shared_main, &args[t]);
+    }
+    for (int t = 0; t < SH_T; t++) {
+      pthread_join(th[t], NULL);
+      fails += args[t].rc != 0;
+    }
+    pthread_barrier_destroy(&go);
+    for (int i = 0; i < SH_ROOTS; i++) {
+      unsigned char *got = tu_read_raw_at(roots[i], __FILE__, __LINE__);
+      bad += !got || !ref[i] || memcmp(got, ref[i], emlx_nbytes(roots[i])) != 0;
+      free(got);
+      emlx_release(roots[i]);
+    }
+  }
+  CHECK_MSG(fails == 0 && bad == 0,
+            "%d threads x %d rounds on shared graphs: %d failed evals, %d wrong roots", SH_T,
+            SH_ITERS, fails, bad);
+  for (int i = 0; i < SH_ROOTS; i++)
+    free(ref[i]), emlx_release(want[i]);
+  emlx_release(x);
+}
+
 /* Outputs large enough to be streamed past the caches (two 16 MiB outputs,
  * one of them held by the caller, a transposed input and a broadcast row):
  * fused and unfused agree bit for bit. */
@@ -1297,6 +1378,7 @@ int main(int argc, char **argv) {
   test_plan_cache();
   test_eval_stats();
   test_threads();
+  test_shared_graph_threads();
   test_long_chain();
   test_memory_limit();
   test_large_outputs();

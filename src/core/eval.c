@@ -241,12 +241,43 @@ static int run_node(emlx_node *node, emlx_array *via) {
   return rc;
 }
 
+/* After claiming node: 0 when every input is ready; else the node is put
+ * back to PENDING and its lazy inputs are evaluated first (1, or -1 when
+ * that fails). A walk does not expand a node another thread is running,
+ * and that thread may leave it pending again (a failed kernel, a fused
+ * region that computed it only in scratch): its inputs may then still be
+ * lazy when this thread claims it. */
+static int ready_inputs(emlx_node *node) {
+  emlx_array *local[8], **lazy = local;
+  int n = 0;
+  for (int k = 0; k < node->ninputs; k++)
+    n += !emlx__ready(node->inputs[k]);
+  if (n == 0) return 0;
+  if (n > 8 && !(lazy = malloc((size_t)n * sizeof *lazy))) {
+    atomic_store_explicit(&node->state, EMLX_NODE_PENDING, memory_order_seq_cst);
+    emlx__eval_notify();
+    return EMLX_FAIL("eval: out of memory");
+  }
+  n = 0;
+  for (int k = 0; k < node->ninputs; k++) /* held: pending, the node may lose them */
+    if (!emlx__ready(node->inputs[k])) lazy[n++] = emlx_retain(node->inputs[k]);
+  atomic_store_explicit(&node->state, EMLX_NODE_PENDING, memory_order_seq_cst);
+  emlx__eval_notify();
+  int rc = emlx__eval(lazy, (size_t)n);
+  for (int k = 0; k < n; k++) emlx_release(lazy[k]);
+  if (lazy != local) free(lazy);
+  return rc == 0 ? 1 : -1;
+}
+
 /* Computes a (claiming its node, or waiting for the thread that has). */
 static int eval_one(emlx_array *a) {
   emlx_node *node = a->node;
   while (!emlx__ready(a)) {
     int expected = EMLX_NODE_PENDING;
     if (atomic_compare_exchange_strong(&node->state, &expected, EMLX_NODE_RUNNING)) {
+      int ready = ready_inputs(node);
+      if (ready < 0) return -1;
+      if (ready > 0) continue; /* inputs computed meanwhile: claim again */
       int rc = run_node(node, a);
       atomic_store_explicit(&node->state, rc == 0 ? EMLX_NODE_DONE : EMLX_NODE_PENDING,
                             memory_order_seq_cst);
