@@ -299,16 +299,21 @@ static uint64_t node_hash(const emlx_node *n, const int *in) {
   return h | 1; /* never 0 */
 }
 
-static bool depends_on_placeholder(const compiler *c, const emlx_node *n, const pmap *dep) {
-  for (int k = 0; k < n->ninputs; k++) {
-    const emlx_array *in = n->inputs[k];
-    if (emlx__ready(in))
-      continue;
-    if (in->node->prim == EMLX_PRIM_PLACEHOLDER || pmap_get(dep, in->node) == 1)
-      return true;
-  }
-  (void)c;
-  return false;
+/* Whether node n reads a placeholder or a node in dep. Read under its lock:
+ * a node that does not depend on the inputs may be shared with other
+ * threads, which may compute it (and drop its inputs) meanwhile; one that
+ * is not pending any more depends on no placeholder. */
+static bool depends_on_placeholder(emlx_node *n, const pmap *dep) {
+  bool d = false;
+  emlx__spin_lock(&n->lock);
+  if (atomic_load_explicit(&n->state, memory_order_acquire) == EMLX_NODE_PENDING)
+    for (int k = 0; k < n->ninputs && !d; k++) {
+      const emlx_array *in = n->inputs[k];
+      d = !emlx__ready(in) &&
+          (in->node->prim == EMLX_PRIM_PLACEHOLDER || pmap_get(dep, in->node) == 1);
+    }
+  emlx__spin_unlock(&n->lock);
+  return d;
 }
 
 /* Lazy arrays reachable from the outputs, inputs first, each node once. */
@@ -349,15 +354,20 @@ static int walk(compiler *c, emlx_array *const *outs, size_t n) {
     }
     f->expanded = true;
     emlx_node *node = a->node;
-    for (int k = node->ninputs - 1; k >= 0 && rc == 0; k--) {
-      emlx_array *in = node->inputs[k];
-      if (emlx__ready(in))
-        continue;
-      if (GROW(stack, ns, caps) != 0)
-        rc = -1;
-      else
-        stack[ns++] = (frame){in, false};
-    }
+    /* Under the node's lock, as eval's walk: a node another thread is
+     * computing (a constant part) is not expanded. */
+    emlx__spin_lock(&node->lock);
+    if (atomic_load_explicit(&node->state, memory_order_acquire) == EMLX_NODE_PENDING)
+      for (int k = node->ninputs - 1; k >= 0 && rc == 0; k--) {
+        emlx_array *in = node->inputs[k];
+        if (emlx__ready(in))
+          continue;
+        if (GROW(stack, ns, caps) != 0)
+          rc = -1;
+        else
+          stack[ns++] = (frame){in, false};
+      }
+    emlx__spin_unlock(&node->lock);
   }
   free(stack);
   return rc;
@@ -925,7 +935,7 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
       if (n->prim == EMLX_PRIM_PLACEHOLDER)
         continue;
       p->info.traced_ops++;
-      if (depends_on_placeholder(&c, n, &dep)) {
+      if (depends_on_placeholder(n, &dep)) {
         ok = pmap_put(&dep, n, 1) == 0;
       } else if (GROW(consts, nconsts, capconsts) != 0) {
         ok = false;

@@ -578,13 +578,15 @@ out:
   return rc;
 }
 
-/* The inputs of a PENDING node (read under its lock) into in[0..), as
- * indices into order (-1: not in it); -1 when the node is no longer
- * pending. */
-static int read_inputs(emlx_node *node, const index_map *map, int *in, emlx_array **ins3) {
+/* The inputs of a PENDING node (read under its lock) into in[0..cap), as
+ * indices into order (-1: not in it); -1 when the node is no longer pending
+ * or has more than cap inputs. */
+static int read_inputs(emlx_node *node, const index_map *map, int *in, int cap,
+                       emlx_array **ins3) {
   int n = -1;
   emlx__spin_lock(&node->lock);
-  if (atomic_load_explicit(&node->state, memory_order_acquire) == EMLX_NODE_PENDING) {
+  if (atomic_load_explicit(&node->state, memory_order_acquire) == EMLX_NODE_PENDING &&
+      node->ninputs <= cap) {
     n = node->ninputs;
     for (int k = 0; k < n; k++) {
       in[k] = map_find(map, node->inputs[k]);
@@ -623,9 +625,22 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
   size_t cap = 1, total_in = 0;
   while (cap < 2 * n)
     cap <<= 1;
-  for (size_t i = 0; i < n; i++)
-    if (order[i]->node)
-      total_in += (size_t)order[i]->node->ninputs;
+  /* Input counts, read under each node's lock (they only drop, to 0, once
+   * another thread has finished the node): an upper bound for the pass
+   * below. */
+  int *cnt = malloc(n * sizeof *cnt);
+  if (!cnt)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    emlx_node *node = order[i]->node;
+    cnt[i] = 0;
+    if (!node)
+      continue;
+    emlx__spin_lock(&node->lock);
+    cnt[i] = node->ninputs;
+    emlx__spin_unlock(&node->lock);
+    total_in += (size_t)cnt[i];
+  }
   index_map map = {order, calloc(cap, sizeof(int)), cap - 1};
   emlx_fuse_vertex *v = calloc(n, sizeof *v);
   int *in_store = malloc((total_in ? total_in : 1) * sizeof(int));
@@ -643,11 +658,8 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
     emlx_array *a = order[i];
     if (emlx__ready(a) || !a->node)
       continue;
-    int cap_in = a->node->ninputs; /* fixed once the node exists */
-    if (used + (size_t)cap_in > total_in)
-      continue;
     emlx_array *ins3[3];
-    int nin = read_inputs(a->node, &map, in_store + used, ins3);
+    int nin = read_inputs(a->node, &map, in_store + used, cnt[i], ins3);
     if (nin < 0)
       continue;
     v[i].in = in_store + used;
@@ -663,6 +675,7 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
   }
   rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);
 out:
+  free(cnt);
   free(map.slots);
   free(v);
   free(in_store);
