@@ -58,8 +58,9 @@ typedef struct fused_op {
 
 typedef struct fused_plan {
   int ninputs, nops, noutputs, nslots;
-  int64_t tile;       /* elements per tile: nslots tiles of the widest element fit SCRATCH_BYTES */
-  int64_t slot_bytes; /* tile * 16 (complex64) */
+  int ninner;            /* tiles of the values that stay inside (outputs' tiles come after) */
+  int64_t tile[2];       /* elements per tile, [streaming]: the tiles in use fit SCRATCH_BYTES */
+  int64_t slot_bytes[2]; /* tile * 16 (complex64) */
   int64_t grain;
   int in_esize[EMLX_FUSE_MAX_INPUTS];
   int in_last_read[EMLX_FUSE_MAX_INPUTS]; /* last op reading the input, -1 none */
@@ -152,9 +153,7 @@ void *emlx_cpu_fuse_compile(const emlx_fuse_desc *d) {
   for (int k = 0; k < nops; k++) {
     fused_op *f = &p->ops[k];
     slot_of[k] = -1;
-    if (f->out >= 0) {
-      f->slot = p->nslots++; /* kept to the end of the tile: streamed out then */
-    } else {
+    if (f->out < 0) {
       f->slot = nfree > 0 ? free_slots[--nfree] : p->nslots++;
       slot_of[k] = f->slot;
       if (last_use[nin + k] < 0) /* dead value: its tile is free again at once */
@@ -169,9 +168,15 @@ void *emlx_cpu_fuse_compile(const emlx_fuse_desc *d) {
         free_slots[nfree++] = slot_of[v];
     }
   }
-  int64_t t = p->nslots ? SCRATCH_BYTES / (16 * p->nslots) : TILE;
-  p->tile = t > TILE ? TILE : t & ~(int64_t)15;
-  p->slot_bytes = p->tile * 16;
+  p->ninner = p->nslots;
+  for (int j = 0; j < p->noutputs; j++) /* kept to the end of the tile: streamed out then */
+    p->ops[p->out_op[j]].slot = p->nslots++;
+  for (int m = 0; m < 2; m++) { /* nslots <= 2 * EMLX_FUSE_MAX_OPS: a tile >= 32 */
+    int used = m ? p->nslots : p->ninner;
+    int64_t t = used ? SCRATCH_BYTES / (16 * used) : TILE;
+    p->tile[m] = t > TILE ? TILE : t & ~(int64_t)15;
+    p->slot_bytes[m] = p->tile[m] * 16;
+  }
   /* A region of cheap ops splits in big chunks; transcendental ones smaller. */
   int64_t g = p->grain * 4 / (nops < 4 ? 4 : nops);
   p->grain = g < 2 * TILE ? 2 * TILE : g;
@@ -212,12 +217,12 @@ static void run_tile(const fused_plan *p, const fused_job *job, const char *cons
         const fused_op *src = &p->ops[v - nin];
         arg[a] = src->out >= 0 && !job->stream
                      ? job->dst[src->out] + (out_pos - job->origin) * src->esize
-                     : scratch + src->slot * p->slot_bytes;
+                     : scratch + src->slot * p->slot_bytes[job->stream];
         st[a] = 1;
       }
     }
     void *res = f->out >= 0 && !job->stream ? job->dst[f->out] + (out_pos - job->origin) * f->esize
-                                            : scratch + f->slot * p->slot_bytes;
+                                            : scratch + f->slot * p->slot_bytes[job->stream];
     if (f->loop.un)
       f->loop.un(arg[0], st[0], res, n);
     else if (f->loop.bin)
@@ -229,7 +234,7 @@ static void run_tile(const fused_plan *p, const fused_job *job, const char *cons
     for (int j = 0; j < p->noutputs; j++) {
       const fused_op *f = &p->ops[p->out_op[j]];
       emlx_idx_stream_bytes(job->dst[j] + (out_pos - job->origin) * f->esize,
-                            scratch + f->slot * p->slot_bytes, (size_t)(n * f->esize));
+                            scratch + f->slot * p->slot_bytes[1], (size_t)(n * f->esize));
     }
 }
 
@@ -238,7 +243,7 @@ static void fused_range(void *ctx, int64_t begin, int64_t end) {
   const fused_plan *p = job->p;
   int nin = p->ninputs, last = job->ndim - 1;
   _Alignas(64) char scratch[SCRATCH_BYTES];
-  int64_t tile = p->tile;
+  int64_t tile = p->tile[job->stream];
   int64_t inner_n = job->shape[last];
   int64_t idx[EMLX_MAX_NDIM];
   int64_t base[EMLX_FUSE_MAX_INPUTS];
