@@ -72,18 +72,10 @@ typedef struct pmap { /* pointer -> int, open addressing */
   size_t cap, n;
 } pmap;
 
-static size_t pmix(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x;
-}
-
 static int pmap_get(const pmap *m, const void *k) {
   if (!m->cap)
     return -1;
-  for (size_t j = pmix(k) & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
+  for (size_t j = emlx__ptr_hash(k) & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
     if (!m->keys[j])
       return -1;
     if (m->keys[j] == k)
@@ -104,7 +96,7 @@ static int pmap_put(pmap *m, const void *k, int v) {
     for (size_t i = 0; i < m->cap; i++) {
       if (!m->keys[i])
         continue;
-      size_t j = pmix(m->keys[i]) & (cap - 1);
+      size_t j = emlx__ptr_hash(m->keys[i]) & (cap - 1);
       while (keys[j])
         j = (j + 1) & (cap - 1);
       keys[j] = m->keys[i];
@@ -116,7 +108,7 @@ static int pmap_put(pmap *m, const void *k, int v) {
     m->vals = vals;
     m->cap = cap;
   }
-  size_t j = pmix(k) & (m->cap - 1);
+  size_t j = emlx__ptr_hash(k) & (m->cap - 1);
   while (m->keys[j] && m->keys[j] != k)
     j = (j + 1) & (m->cap - 1);
   if (!m->keys[j])
@@ -436,17 +428,13 @@ static int constant_value(compiler *c, emlx_array *a) {
   return c->alias[v];
 }
 
-static bool same_dims(int nda, const int64_t *a, int ndb, const int64_t *b) {
-  return nda == ndb && memcmp(a, b, (size_t)nda * sizeof(int64_t)) == 0;
-}
-
 /* The input value of a no-op node, or -1. */
 static int noop_input(compiler *c, const emlx_node *n, const int *in) {
   if (n->noutputs != 1 || n->ninputs != 1)
     return -1;
   const emlx_array *o = n->outputs[0];
   const value_info *src = &c->p->vals[in[0]];
-  bool same = o && o->dtype == src->dtype && same_dims(o->ndim, o->shape, src->ndim, src->shape);
+  bool same = o && o->dtype == src->dtype && emlx__same_dims(o->ndim, o->shape, src->ndim, src->shape);
   switch (n->prim) {
   case EMLX_PRIM_ASTYPE:
   case EMLX_PRIM_COPY:
@@ -487,7 +475,7 @@ static int find_equal(const compiler *c, const emlx_node *n, const int *in, uint
       const value_info *vi = &c->p->vals[o->out[i]];
       const emlx_array *a = n->outputs[i];
       eq = a && !vi->absent && a->dtype == vi->dtype &&
-           same_dims(a->ndim, a->shape, vi->ndim, vi->shape);
+           emlx__same_dims(a->ndim, a->shape, vi->ndim, vi->shape);
     }
     if (eq)
       return j;
@@ -1129,7 +1117,7 @@ int emlx_program_run(const emlx_program *p, emlx_array *const *inputs, size_t ni
     if (a->dtype != t->dtype)
       return EMLX_FAIL("program_run: input %zu has dtype %s, the template %s", i,
                        emlx_dtype_name(a->dtype), emlx_dtype_name(t->dtype));
-    if (!same_dims(a->ndim, a->shape, t->ndim, t->shape))
+    if (!emlx__same_dims(a->ndim, a->shape, t->ndim, t->shape))
       return EMLX_FAIL("program_run: input %zu has another shape than its template (rank %d, "
                        "template rank %d)",
                        i, a->ndim, t->ndim);

@@ -43,21 +43,13 @@ typedef struct ptr_set {
   size_t cap, n;
 } ptr_set;
 
-static size_t ptr_hash(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x;
-}
-
 static int set_grow(ptr_set *s) {
   size_t cap = s->cap ? s->cap * 2 : 64;
   const void **slots = calloc(cap, sizeof *slots);
   if (!slots) return -1;
   for (size_t i = 0; i < s->cap; i++) {
     if (!s->slots[i]) continue;
-    size_t j = ptr_hash(s->slots[i]) & (cap - 1);
+    size_t j = emlx__ptr_hash(s->slots[i]) & (cap - 1);
     while (slots[j]) j = (j + 1) & (cap - 1);
     slots[j] = s->slots[i];
   }
@@ -70,7 +62,7 @@ static int set_grow(ptr_set *s) {
 /* 1 if added, 0 if present, -1 out of memory. */
 static int set_add(ptr_set *s, const void *p) {
   if ((s->n + 1) * 2 > s->cap && set_grow(s) != 0) return -1;
-  size_t j = ptr_hash(p) & (s->cap - 1);
+  size_t j = emlx__ptr_hash(p) & (s->cap - 1);
   while (s->slots[j]) {
     if (s->slots[j] == p) return 0;
     j = (j + 1) & (s->cap - 1);

@@ -375,16 +375,8 @@ typedef struct index_map { /* array pointer -> index in order */
   size_t mask;
 } index_map;
 
-static size_t ptr_mix(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x;
-}
-
 static int map_find(const index_map *m, const emlx_array *a) {
-  for (size_t j = ptr_mix(a) & m->mask;; j = (j + 1) & m->mask) {
+  for (size_t j = emlx__ptr_hash(a) & m->mask;; j = (j + 1) & m->mask) {
     int s = m->slots[j];
     if (s == 0)
       return -1;
@@ -409,19 +401,6 @@ static int find_root(part *p, int r) {
     r = p->parent[r];
   }
   return r;
-}
-
-static bool same_dims(int nda, const int64_t *a, int ndb, const int64_t *b) {
-  if (nda != ndb)
-    return false;
-  for (int i = 0; i < nda; i++)
-    if (a[i] != b[i])
-      return false;
-  return true;
-}
-
-static bool same_shape(const emlx_array *a, const emlx_array *b) {
-  return same_dims(a->ndim, a->shape, b->ndim, b->shape);
 }
 
 int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
@@ -480,7 +459,7 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
     for (int t = 0; t < nroots; t++) {
       int r = roots[t];
       const emlx_fuse_vertex *s0 = p.shape_of[r];
-      join[t] = !p.sealed[r] && same_dims(s0->ndim, s0->shape, a->ndim, a->shape) &&
+      join[t] = !p.sealed[r] && emlx__same_dims(s0->ndim, s0->shape, a->ndim, a->shape) &&
                 want + p.nops[r] <= EMLX_FUSE_MAX_OPS;
       if (join[t]) {
         want += p.nops[r];
@@ -648,7 +627,7 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
   if (!map.slots || !v || !in_store)
     goto out;
   for (size_t i = 0; i < n; i++) {
-    size_t j = ptr_mix(order[i]) & map.mask;
+    size_t j = emlx__ptr_hash(order[i]) & map.mask;
     while (map.slots[j])
       j = (j + 1) & map.mask;
     map.slots[j] = (int)i + 1;
@@ -759,7 +738,7 @@ int emlx__fuse_run_region(const emlx_fuse_region *r, emlx_array *const *order) {
   for (int m = 0; m < nm && ok; m++) {
     emlx_array *a = order[r->members[m]];
     emlx_node *node = a->node;
-    ok = same_shape(a, anchor) && node->ninputs <= 3;
+    ok = emlx__same_shape(a, anchor) && node->ninputs <= 3;
     for (int k = 0; ok && k < node->ninputs; k++) {
       emlx_array *in = node->inputs[k];
       size_t slot = ptab_slot(&tab, in);

@@ -215,6 +215,26 @@ static inline void emlx__spin_unlock(atomic_flag *f) {
   atomic_flag_clear_explicit(f, memory_order_release);
 }
 
+/* ---- small shared helpers -------------------------------------------------- */
+/* A well-mixed hash of a pointer, for open-addressing tables keyed by it. */
+static inline size_t emlx__ptr_hash(const void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x;
+}
+/* Equal ranks and dims. */
+static inline bool emlx__same_dims(int nda, const int64_t *a, int ndb, const int64_t *b) {
+  if (nda != ndb) return false;
+  for (int i = 0; i < nda; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+static inline bool emlx__same_shape(const emlx_array *a, const emlx_array *b) {
+  return emlx__same_dims(a->ndim, a->shape, b->ndim, b->shape);
+}
+
 /* ---- eval ----------------------------------------------------------------- */
 int emlx__eval(emlx_array *const *arrays, size_t n);
 

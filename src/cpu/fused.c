@@ -272,15 +272,6 @@ static void fused_range(void *ctx, int64_t begin, int64_t end) {
     emlx_idx_stream_fence(); /* the streamed stores are seen before the pool's join */
 }
 
-static bool same_shape(const emlx_array *a, const emlx_array *b) {
-  if (a->ndim != b->ndim)
-    return false;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i])
-      return false;
-  return true;
-}
-
 /* Strides of every input over the region's shape (that of `like`), merged;
  * st and merged have room for the plan's inputs. 0 or -1. */
 static int prepare_job(fused_job *job, const fused_plan *p, emlx_array *const *inputs,
@@ -329,7 +320,7 @@ int emlx_cpu_fuse_run(const void *plan, emlx_array *const *inputs, emlx_array *c
     for (int k = 0; k < nin && !lent; k++) {
       emlx_array *in = inputs[k];
       if (!donor_refs || donor_refs[k] <= 0 || donated[k] || in->dtype != o->dtype ||
-          !same_shape(in, o) || p->in_last_read[k] > p->out_op[j])
+          !emlx__same_shape(in, o) || p->in_last_read[k] > p->out_op[j])
         continue;
       if (emlx__array_alloc_data_donate_refs(o, in, donor_refs[k]) != 0)
         goto fail_outputs;

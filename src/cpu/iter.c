@@ -184,17 +184,8 @@ void emlx_cpu_iter_run_binary(const emlx_cpu_iter *it, emlx_cpu_binary_loop fn, 
   iter_run(&job, grain);
 }
 
-static bool same_shape(const emlx_array *a, const emlx_array *b) {
-  if (a->ndim != b->ndim)
-    return false;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i])
-      return false;
-  return true;
-}
-
 emlx_array *emlx_cpu_donor(emlx_array *in, const emlx_array *out) {
-  return in && in->dtype == out->dtype && same_shape(in, out) ? in : NULL;
+  return in && in->dtype == out->dtype && emlx__same_shape(in, out) ? in : NULL;
 }
 
 int emlx_cpu_broadcast_strides(const emlx_array *a, const emlx_array *out, int64_t *st) {
