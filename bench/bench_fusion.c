@@ -241,53 +241,14 @@ static const fz_case cases[] = {
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
-/* ---- running: bench_run_case plus prepare and us_per_op --------------------------- */
+/* ---- running: bench_run_case_ex with prepare and us_per_op ------------------------- */
 
 static double medians[NCASES];
 
 static int fz_run_case(size_t k, const bench_options *opt) {
-  const bench_case *c = &cases[k].c;
-  emlx_array *in[BENCH_MAX_INPUTS] = {0};
-  double *times = malloc((size_t)opt->reps * sizeof *times);
-  double in_checksum = 0.0, checksum = 0.0;
-  int rc = -1;
-  if (!times)
-    goto done;
-  for (int i = 0; i < c->ninputs; i++) {
-    in[i] = bench_make_input(&c->inputs[i]);
-    if (!in[i] || emlx_eval(&in[i], 1) != 0)
-      goto done;
-    in_checksum += bench_checksum(in[i]);
-  }
-  if (cases[k].prepare && cases[k].prepare(in) != 0)
-    goto done;
-  for (int w = 0; w < opt->warmup; w++)
-    if (bench_rep(c, in, w == 0 ? &checksum : NULL) < 0.0)
-      goto done;
-  for (int r = 0; r < opt->reps; r++) {
-    times[r] = bench_rep(c, in, opt->warmup == 0 && r == 0 ? &checksum : NULL);
-    if (times[r] < 0.0)
-      goto done;
-  }
-  qsort(times, (size_t)opt->reps, sizeof *times, bench_cmp_double);
-  int mid = opt->reps / 2;
-  double median = opt->reps % 2 ? times[mid] : 0.5 * (times[mid - 1] + times[mid]);
-  medians[k] = median;
-  printf("case=%s impl=emlx threads=%d reps=%d median_ms=%.4f min_ms=%.4f checksum=%.17g "
-         "in_checksum=%.17g",
-         c->name, emlx_num_threads(), opt->reps, median, times[0], checksum, in_checksum);
-  if (c->bytes > 0.0)
-    printf(" gb_s=%.2f", c->bytes / (median * 1e-3) / 1e9);
-  if (cases[k].ops > 0)
-    printf(" us_per_op=%.3f", median * 1e3 / cases[k].ops);
-  printf("\n");
-  fflush(stdout);
-  rc = 0;
-done:
+  bench_run_extra x = {cases[k].prepare, cases[k].ops, &medians[k]};
+  int rc = bench_run_case_ex(&cases[k].c, opt, &x);
   emlx_set_fusion_enabled(true);
-  for (int i = 0; i < c->ninputs; i++)
-    emlx_release(in[i]);
-  free(times);
   return rc;
 }
 

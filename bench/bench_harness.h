@@ -285,8 +285,19 @@ static inline double bench_rep(const bench_case *c, emlx_array *const *in, doubl
   return bench_now_ms() - t0 - skipped;
 }
 
+/* What a custom runner adds to a case (all optional): prepare runs once on
+ * the inputs before the warm-up (untimed; non-zero fails the case); ops > 0
+ * adds us_per_op (the median over ops) to the line; *median receives the
+ * median in ms. */
+typedef struct bench_run_extra {
+  int (*prepare)(emlx_array *const *in);
+  double ops;
+  double *median;
+} bench_run_extra;
+
 /* Runs one case and prints its line. Returns 0 or -1. */
-static inline int bench_run_case(const bench_case *c, const bench_options *opt) {
+static inline int bench_run_case_ex(const bench_case *c, const bench_options *opt,
+                                    const bench_run_extra *x) {
   emlx_array *in[BENCH_MAX_INPUTS] = {0};
   double *times = malloc((size_t)opt->reps * sizeof *times);
   double in_checksum = 0.0, checksum = 0.0;
@@ -299,6 +310,8 @@ static inline int bench_run_case(const bench_case *c, const bench_options *opt) 
       goto done;
     in_checksum += bench_checksum(in[i]);
   }
+  if (x && x->prepare && x->prepare(in) != 0)
+    goto done;
   /* The first run, warm-up or timed, also yields the checksum. */
   for (int w = 0; w < opt->warmup; w++)
     if (bench_rep(c, in, w == 0 ? &checksum : NULL) < 0.0)
@@ -311,11 +324,15 @@ static inline int bench_run_case(const bench_case *c, const bench_options *opt) 
   qsort(times, (size_t)opt->reps, sizeof *times, bench_cmp_double);
   int mid = opt->reps / 2;
   double median = opt->reps % 2 ? times[mid] : 0.5 * (times[mid - 1] + times[mid]);
+  if (x && x->median)
+    *x->median = median;
   printf("case=%s impl=emlx threads=%d reps=%d median_ms=%.4f min_ms=%.4f checksum=%.17g "
          "in_checksum=%.17g",
          c->name, emlx_num_threads(), opt->reps, median, times[0], checksum, in_checksum);
   if (c->bytes > 0.0)
     printf(" gb_s=%.2f", c->bytes / (median * 1e-3) / 1e9);
+  if (x && x->ops > 0)
+    printf(" us_per_op=%.3f", median * 1e3 / x->ops);
   printf("\n");
   fflush(stdout);
   rc = 0;
@@ -324,6 +341,10 @@ done:
     emlx_release(in[i]);
   free(times);
   return rc;
+}
+
+static inline int bench_run_case(const bench_case *c, const bench_options *opt) {
+  return bench_run_case_ex(c, opt, NULL);
 }
 
 /* ---- command line ---------------------------------------------------------- */
