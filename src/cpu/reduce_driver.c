@@ -91,7 +91,11 @@ static void fold_row_at(const emlx_red_plan *p, int64_t off, int64_t s, int64_t 
   size_t bytes = (size_t)len * p->in_es;
   emlx_buffer *b = bytes > sizeof local ? emlx__buffer_alloc(bytes, EMLX_CPU) : NULL;
   void *tmp = b ? b->ptr : (void *)local;
-  if (bytes > sizeof local && !b) { /* no memory for scratch: fold in small pieces */
+  if (bytes > sizeof local && !b) {
+    /* No memory for scratch (the memory limit): fold in pieces that fit the
+     * stack instead of failing mid-run. The folds are then shorter, so a
+     * float result may differ from the unfused one in its last bits. */
+    emlx_clear_error();
     int64_t piece = (int64_t)(sizeof local / p->in_es);
     for (int64_t i = 0; i < len; i += piece) {
       int64_t n = len - i < piece ? len - i : piece;
