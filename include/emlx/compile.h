@@ -6,15 +6,17 @@
  * the region's shape in tiles of about a thousand elements, reads each
  * region input (any dtype, any strides: broadcast, transposed and sliced
  * views are read in place), runs the region's micro-ops (the very SIMD loops
- * the unfused kernels use) over the tile and stores the outputs. One pass
- * over memory for a whole chain; no run-time compiler.
+ * the unfused kernels use) over the tile and stores the outputs (outputs of
+ * 16 MiB or more in all with non-temporal stores). One pass over memory for
+ * a whole chain; no run-time compiler. A region holds at most 64 ops and
+ * reads at most 96 outside values; a longer chain becomes several regions.
  *
  * A reduction over axes (sum, max, product, min, all, any) whose input is a
  * region's only output, read by nothing else, takes the region as its
- * prologue: the reduction reads the values as
- * the tile interpreter produces them, and they never reach memory (sum(x*x)
- * reads x once). The folds and their order are those of the unfused
- * reduction, so the result is too (up to the caveat below).
+ * prologue: the reduction reads the values as the tile interpreter produces
+ * them, and they never reach memory (sum(x*x) reads x once). The folds and
+ * their order are those of the unfused reduction, so the result is too (up
+ * to the caveat below).
  *
  * A region's outputs are the values something outside it still needs: a
  * requested array, an array the caller holds, an input of a node outside the
