@@ -28,25 +28,39 @@ void *emlx_cpu_mm_scratch(size_t nbytes, emlx_buffer **holder) {
   return *holder ? (*holder)->ptr : NULL;
 }
 
-static bool small_f32(const emlx_gemm *g) {
-  static _Atomic int avx512 = -1; /* the ISA level is fixed once chosen */
-  int v = atomic_load_explicit(&avx512, memory_order_relaxed);
+/* The small-product kernels of this machine's ISA level (NULL: none, BLAS
+ * it is), or NULL when g is not small enough for them. */
+typedef struct small_kernels {
+  void (*one)(const emlx_gemm *g);
+  void (*batch)(const emlx_gemm *g, int64_t count, int64_t a_bs, int64_t b_bs);
+} small_kernels;
+
+static const small_kernels *small_f32(const emlx_gemm *g) {
+  static const small_kernels k512 = {emlx_mm_small_f32_avx512, emlx_mm_small_f32_batch_avx512};
+  static const small_kernels k2 = {emlx_mm_small_f32_avx2, emlx_mm_small_f32_batch_avx2};
+  static _Atomic int level = -1; /* the ISA level is fixed once chosen: 2, 1 or 0 */
+  int v = atomic_load_explicit(&level, memory_order_relaxed);
   if (v < 0) {
-    v = strcmp(emlx_cpu_isa_get()->name, "avx512") == 0;
-    atomic_store_explicit(&avx512, v, memory_order_relaxed);
+    const char *isa = emlx_cpu_isa_get()->name;
+    v = strcmp(isa, "avx512") == 0 ? 2 : strcmp(isa, "avx2") == 0 ? 1 : 0;
+    atomic_store_explicit(&level, v, memory_order_relaxed);
   }
-  return v && g->N <= 64 && g->b_cs == 1 &&
-         (double)g->M * (double)g->N * (double)g->K <= EMLX_MM_SMALL_WORK;
+  if (v == 0 || g->N > 64 || g->b_cs != 1 ||
+      (double)g->M * (double)g->N * (double)g->K > EMLX_MM_SMALL_WORK)
+    return NULL;
+  return v == 2 ? &k512 : &k2;
 }
 
 static int run_gemm(const emlx_gemm *g, bool threaded) {
   switch (g->dtype) {
-  case EMLX_FLOAT32:
-    if (small_f32(g)) {
-      emlx_mm_small_f32_avx512(g);
+  case EMLX_FLOAT32: {
+    const small_kernels *sk = small_f32(g);
+    if (sk) {
+      sk->one(g);
       return 0;
     }
     return emlx_cpu_gemm_blas(g);
+  }
   case EMLX_FLOAT64:
   case EMLX_COMPLEX64:
     return emlx_cpu_gemm_blas(g);
@@ -127,6 +141,7 @@ static bool batch_stride(const emlx_array *arr, const emlx_array *c, int nbatch,
 typedef struct small_batch_ctx {
   emlx_gemm base;
   int64_t a_bs, b_bs;
+  const small_kernels *k;
 } small_batch_ctx;
 
 static void small_batch_range(void *p, int64_t begin, int64_t end) {
@@ -135,7 +150,7 @@ static void small_batch_range(void *p, int64_t begin, int64_t end) {
   g.a = (const float *)g.a + begin * x->a_bs;
   g.b = (const float *)g.b + begin * x->b_bs;
   g.c = (float *)g.c + begin * g.M * g.ldc;
-  emlx_mm_small_f32_batch_avx512(&g, end - begin, x->a_bs, x->b_bs);
+  x->k->batch(&g, end - begin, x->a_bs, x->b_bs);
 }
 
 /* When B does not move across the batch and A's batch axes step evenly
@@ -207,9 +222,9 @@ int emlx_cpu_matmul(const emlx_node *node, emlx_array *const *in, emlx_array *co
   double work = (double)M * (double)N * (double)K;
   if (work < (double)SMALL_GEMM_WORK) {
     int64_t grain = (int64_t)(SMALL_GEMM_WORK / (work + 1.0)) + 1;
-    small_batch_ctx sx = {.base = x.base};
-    if (c->dtype == EMLX_FLOAT32 && small_f32(&x.base) && batch_stride(a, c, nbatch, &sx.a_bs) &&
-        batch_stride(b, c, nbatch, &sx.b_bs)) {
+    small_batch_ctx sx = {.base = x.base,
+                          .k = c->dtype == EMLX_FLOAT32 ? small_f32(&x.base) : NULL};
+    if (sx.k && batch_stride(a, c, nbatch, &sx.a_bs) && batch_stride(b, c, nbatch, &sx.b_bs)) {
       /* Evenly spaced f32 products: one kernel call per chunk of them. */
       emlx__parallel_for(batch, grain, small_batch_range, &sx);
       return 0;

@@ -47,6 +47,9 @@ void emlx_mm_small_f32_avx512(const emlx_gemm *g);
  * (element strides) and g->c + e * M * ldc. */
 void emlx_mm_small_f32_batch_avx512(const emlx_gemm *g, int64_t count, int64_t a_bs,
                                     int64_t b_bs);
+/* The same on AVX2 + FMA (simd/matmul_small_avx2.c). */
+void emlx_mm_small_f32_avx2(const emlx_gemm *g);
+void emlx_mm_small_f32_batch_avx2(const emlx_gemm *g, int64_t count, int64_t a_bs, int64_t b_bs);
 
 /* Integer GEMM over a range of C rows [i0, i1), all of N and K; elements
  * are treated as unsigned of their width (wrapping arithmetic). */
