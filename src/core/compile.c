@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "fuse.h"
+#include "ptrmap.h"
 
 enum {
   STEP_KERNEL,       /* one node's kernel */
@@ -65,63 +66,6 @@ struct emlx_program {
 };
 
 /* ---- small containers ------------------------------------------------------- */
-
-typedef struct pmap { /* pointer -> int, open addressing */
-  const void **keys;
-  int *vals;
-  size_t cap, n;
-} pmap;
-
-static int pmap_get(const pmap *m, const void *k) {
-  if (!m->cap)
-    return -1;
-  for (size_t j = emlx__ptr_hash(k) & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
-    if (!m->keys[j])
-      return -1;
-    if (m->keys[j] == k)
-      return m->vals[j];
-  }
-}
-
-static int pmap_put(pmap *m, const void *k, int v) {
-  if ((m->n + 1) * 2 > m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    const void **keys = calloc(cap, sizeof *keys);
-    int *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-      free(keys);
-      free(vals);
-      return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-      if (!m->keys[i])
-        continue;
-      size_t j = emlx__ptr_hash(m->keys[i]) & (cap - 1);
-      while (keys[j])
-        j = (j + 1) & (cap - 1);
-      keys[j] = m->keys[i];
-      vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
-  }
-  size_t j = emlx__ptr_hash(k) & (m->cap - 1);
-  while (m->keys[j] && m->keys[j] != k)
-    j = (j + 1) & (m->cap - 1);
-  if (!m->keys[j])
-    m->n++;
-  m->keys[j] = k;
-  m->vals[j] = v;
-  return 0;
-}
-
-static void pmap_free(pmap *m) {
-  free(m->keys);
-  free(m->vals);
-}
 
 #define GROW(arr, n, cap)                                                                          \
   ((n) < (cap) ? 0                                                                                 \
@@ -261,8 +205,8 @@ typedef struct cnode { /* a traced node kept as a candidate step */
 typedef struct compiler {
   emlx_program *p;
   size_t capvals;
-  pmap arr_value; /* traced array -> value id */
-  pmap node_seen; /* node -> 1 */
+  emlx_ptrmap arr_value; /* traced array -> value id */
+  emlx_ptrmap node_seen; /* node -> 1 */
   emlx_array **order;
   size_t norder, caporder;
   cnode *cn;
@@ -295,14 +239,14 @@ static uint64_t node_hash(const emlx_node *n, const int *in) {
  * a node that does not depend on the inputs may be shared with other
  * threads, which may compute it (and drop its inputs) meanwhile; one that
  * is not pending any more depends on no placeholder. */
-static bool depends_on_placeholder(emlx_node *n, const pmap *dep) {
+static bool depends_on_placeholder(emlx_node *n, const emlx_ptrmap *dep) {
   bool d = false;
   emlx__spin_lock(&n->lock);
   if (atomic_load_explicit(&n->state, memory_order_acquire) == EMLX_NODE_PENDING)
     for (int k = 0; k < n->ninputs && !d; k++) {
       const emlx_array *in = n->inputs[k];
       d = !emlx__ready(in) &&
-          (in->node->prim == EMLX_PRIM_PLACEHOLDER || pmap_get(dep, in->node) == 1);
+          (in->node->prim == EMLX_PRIM_PLACEHOLDER || emlx__ptrmap_get(dep, in->node) == 1);
     }
   emlx__spin_unlock(&n->lock);
   return d;
@@ -336,11 +280,11 @@ static int walk(compiler *c, emlx_array *const *outs, size_t n) {
         c->order[c->norder++] = emlx_retain(a);
       continue;
     }
-    if (pmap_get(&c->node_seen, a->node) >= 0) {
+    if (emlx__ptrmap_get(&c->node_seen, a->node) >= 0) {
       ns--;
       continue;
     }
-    if (pmap_put(&c->node_seen, a->node, 1) != 0) {
+    if (emlx__ptrmap_put(&c->node_seen, a->node, 1) < 0) {
       rc = -1;
       break;
     }
@@ -367,7 +311,7 @@ static int walk(compiler *c, emlx_array *const *outs, size_t n) {
 
 /* The canonical value id of a traced array (after walk and numbering). */
 static int value_of(compiler *c, const emlx_array *a) {
-  int v = pmap_get(&c->arr_value, a);
+  int v = emlx__ptrmap_get(&c->arr_value, a);
   return v < 0 ? -1 : c->alias[v];
 }
 
@@ -400,7 +344,7 @@ static uint64_t scalar_hash(const emlx_array *a) {
 /* A constant value for a READY array; scalars of equal dtype, shape and
  * bytes are one value. */
 static int constant_value(compiler *c, emlx_array *a) {
-  int v = pmap_get(&c->arr_value, a);
+  int v = emlx__ptrmap_get(&c->arr_value, a);
   if (v >= 0)
     return c->alias[v];
   int canon = -1;
@@ -419,7 +363,8 @@ static int constant_value(compiler *c, emlx_array *a) {
     }
   }
   v = add_value(c->p, &c->capvals, a->dtype, a->ndim, a->shape, canon < 0 ? a : NULL);
-  if (v < 0 || set_alias(c, v, canon < 0 ? v : canon) != 0 || pmap_put(&c->arr_value, a, v) != 0)
+  if (v < 0 || set_alias(c, v, canon < 0 ? v : canon) != 0 ||
+      emlx__ptrmap_put(&c->arr_value, a, v) < 0)
     return -1;
   if (a->size == 1 && canon < 0 && htab_add(&c->scalars, h, v) != 0)
     return -1;
@@ -434,7 +379,8 @@ static int noop_input(compiler *c, const emlx_node *n, const int *in) {
     return -1;
   const emlx_array *o = n->outputs[0];
   const value_info *src = &c->p->vals[in[0]];
-  bool same = o && o->dtype == src->dtype && emlx__same_dims(o->ndim, o->shape, src->ndim, src->shape);
+  bool same =
+      o && o->dtype == src->dtype && emlx__same_dims(o->ndim, o->shape, src->ndim, src->shape);
   switch (n->prim) {
   case EMLX_PRIM_ASTYPE:
   case EMLX_PRIM_COPY:
@@ -516,7 +462,8 @@ static int number_nodes(compiler *c) {
       if (v >= 0)
         c->p->vals[v].absent = out == NULL;
       int to = same >= 0 ? same : eq >= 0 ? c->cn[eq].out[o] : v;
-      if (v < 0 || set_alias(c, v, to) != 0 || (out && pmap_put(&c->arr_value, out, v) != 0)) {
+      if (v < 0 || set_alias(c, v, to) != 0 ||
+          (out && emlx__ptrmap_put(&c->arr_value, out, v) < 0)) {
         free(in);
         return -1;
       }
@@ -884,7 +831,7 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
     ph[i] = emlx__node_make(EMLX_PRIM_PLACEHOLDER, NULL, 0, &evaluated, sizeof evaluated, 1,
                             &inputs[i].dtype, &shape, &ndim, EMLX_CPU, NULL);
     ok = ph[i] && add_value(p, &c.capvals, inputs[i].dtype, ndim, shape, NULL) == (int)i &&
-         set_alias(&c, (int)i, (int)i) == 0 && pmap_put(&c.arr_value, ph[i], (int)i) == 0;
+         set_alias(&c, (int)i, (int)i) == 0 && emlx__ptrmap_put(&c.arr_value, ph[i], (int)i) >= 0;
   }
   if (ok) {
     emlx_clear_error();
@@ -914,7 +861,7 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
   }
   /* 2. the graph, and its constant part evaluated now */
   ok = ok && walk(&c, outs, noutputs) == 0;
-  pmap dep = {0};
+  emlx_ptrmap dep = {0};
   if (ok) {
     emlx_array **consts = NULL;
     size_t nconsts = 0, capconsts = 0;
@@ -924,7 +871,7 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
         continue;
       p->info.traced_ops++;
       if (depends_on_placeholder(n, &dep)) {
-        ok = pmap_put(&dep, n, 1) == 0;
+        ok = emlx__ptrmap_put(&dep, n, 1) >= 0;
       } else if (GROW(consts, nconsts, capconsts) != 0) {
         ok = false;
       } else {
@@ -966,7 +913,7 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
       p->info.steps = p->nsteps;
   }
 
-  pmap_free(&dep);
+  emlx__ptrmap_free(&dep);
   for (size_t j = 0; j < c.ncn; j++) {
     free(c.cn[j].in);
     free(c.cn[j].out);
@@ -978,8 +925,8 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
   free(c.alias);
   htab_free(&c.cse);
   htab_free(&c.scalars);
-  pmap_free(&c.arr_value);
-  pmap_free(&c.node_seen);
+  emlx__ptrmap_free(&c.arr_value);
+  emlx__ptrmap_free(&c.node_seen);
   free(is_output);
   if (outs)
     for (size_t i = 0; i < noutputs; i++)

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "fuse.h"
+#include "ptrmap.h"
 
 static _Atomic uint64_t g_nodes_computed;
 
@@ -36,42 +37,6 @@ emlx_eval_stats emlx_eval_stats_get(void) {
   return s;
 }
 
-/* ---- a pointer set for the walk ------------------------------------------------ */
-
-typedef struct ptr_set {
-  const void **slots;
-  size_t cap, n;
-} ptr_set;
-
-static int set_grow(ptr_set *s) {
-  size_t cap = s->cap ? s->cap * 2 : 64;
-  const void **slots = calloc(cap, sizeof *slots);
-  if (!slots) return -1;
-  for (size_t i = 0; i < s->cap; i++) {
-    if (!s->slots[i]) continue;
-    size_t j = emlx__ptr_hash(s->slots[i]) & (cap - 1);
-    while (slots[j]) j = (j + 1) & (cap - 1);
-    slots[j] = s->slots[i];
-  }
-  free(s->slots);
-  s->slots = slots;
-  s->cap = cap;
-  return 0;
-}
-
-/* 1 if added, 0 if present, -1 out of memory. */
-static int set_add(ptr_set *s, const void *p) {
-  if ((s->n + 1) * 2 > s->cap && set_grow(s) != 0) return -1;
-  size_t j = emlx__ptr_hash(p) & (s->cap - 1);
-  while (s->slots[j]) {
-    if (s->slots[j] == p) return 0;
-    j = (j + 1) & (s->cap - 1);
-  }
-  s->slots[j] = p;
-  s->n++;
-  return 1;
-}
-
 /* ---- growable arrays ------------------------------------------------------------ */
 
 typedef struct frame {
@@ -84,7 +49,7 @@ typedef struct walk {
   size_t nstack, capstack;
   emlx_array **order;
   size_t norder, caporder;
-  ptr_set seen;
+  emlx_ptrmap seen; /* nodes walked */
 } walk;
 
 static int push_frame(walk *w, emlx_array *a) {
@@ -115,7 +80,7 @@ static void walk_free(walk *w) {
   for (size_t i = 0; i < w->nstack; i++) emlx_release(w->stack[i].array);
   free(w->stack);
   free(w->order);
-  free(w->seen.slots);
+  emlx__ptrmap_free(&w->seen);
 }
 
 /* Collects the lazy arrays reachable from roots, inputs before consumers,
@@ -137,7 +102,7 @@ static int collect(walk *w, emlx_array *const *roots, size_t n) {
       continue;
     }
     emlx_node *node = a->node;
-    int added = emlx__ready(a) ? 0 : set_add(&w->seen, node);
+    int added = emlx__ready(a) ? 0 : emlx__ptrmap_add(&w->seen, node, 1);
     if (added <= 0) {
       w->nstack--;
       emlx_release(a);

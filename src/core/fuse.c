@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "fuse.h"
+#include "ptrmap.h"
 
 /* ---- the switch and the counters ------------------------------------------- */
 
@@ -369,22 +370,6 @@ void emlx_fusion_cache_clear(void) {
 
 /* ---- partition ------------------------------------------------------------------ */
 
-typedef struct index_map { /* array pointer -> index in order */
-  emlx_array *const *keys;
-  int *slots; /* index + 1; 0 empty */
-  size_t mask;
-} index_map;
-
-static int map_find(const index_map *m, const emlx_array *a) {
-  for (size_t j = emlx__ptr_hash(a) & m->mask;; j = (j + 1) & m->mask) {
-    int s = m->slots[j];
-    if (s == 0)
-      return -1;
-    if (m->keys[s - 1] == a)
-      return s - 1;
-  }
-}
-
 typedef struct part {
   int *parent;  /* union-find over region ids */
   int *nops;    /* by root */
@@ -560,7 +545,7 @@ out:
 /* The inputs of a PENDING node (read under its lock) into in[0..cap), as
  * indices into order (-1: not in it); -1 when the node is no longer pending
  * or has more than cap inputs. */
-static int read_inputs(emlx_node *node, const index_map *map, int *in, int cap,
+static int read_inputs(emlx_node *node, const emlx_ptrmap *map, int *in, int cap,
                        emlx_array **ins3) {
   int n = -1;
   emlx__spin_lock(&node->lock);
@@ -568,7 +553,7 @@ static int read_inputs(emlx_node *node, const index_map *map, int *in, int cap,
       node->ninputs <= cap) {
     n = node->ninputs;
     for (int k = 0; k < n; k++) {
-      in[k] = map_find(map, node->inputs[k]);
+      in[k] = emlx__ptrmap_get(map, node->inputs[k]);
       if (k < 3)
         ins3[k] = node->inputs[k];
     }
@@ -601,9 +586,7 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
     region_of[i] = -1;
   if (n < 2 || n > (size_t)INT32_MAX / 4)
     return 0;
-  size_t cap = 1, total_in = 0;
-  while (cap < 2 * n)
-    cap <<= 1;
+  size_t total_in = 0;
   /* Input counts, read under each node's lock (they only drop, to 0, once
    * another thread has finished the node): an upper bound for the pass
    * below. */
@@ -620,18 +603,15 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
     emlx__spin_unlock(&node->lock);
     total_in += (size_t)cnt[i];
   }
-  index_map map = {order, calloc(cap, sizeof(int)), cap - 1};
+  emlx_ptrmap map = {0}; /* array -> its index in order */
   emlx_fuse_vertex *v = calloc(n, sizeof *v);
   int *in_store = malloc((total_in ? total_in : 1) * sizeof(int));
   int rc = -1;
-  if (!map.slots || !v || !in_store)
+  if (!v || !in_store)
     goto out;
-  for (size_t i = 0; i < n; i++) {
-    size_t j = emlx__ptr_hash(order[i]) & map.mask;
-    while (map.slots[j])
-      j = (j + 1) & map.mask;
-    map.slots[j] = (int)i + 1;
-  }
+  for (size_t i = 0; i < n; i++)
+    if (emlx__ptrmap_put(&map, order[i], (int)i) < 0)
+      goto out;
   size_t used = 0;
   for (size_t i = 0; i < n; i++) {
     emlx_array *a = order[i];
@@ -655,7 +635,7 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
   rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);
 out:
   free(cnt);
-  free(map.slots);
+  emlx__ptrmap_free(&map);
   free(v);
   free(in_store);
   return rc;
