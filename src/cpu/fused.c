@@ -272,43 +272,43 @@ static void fused_range(void *ctx, int64_t begin, int64_t end) {
     emlx_idx_stream_fence(); /* the streamed stores are seen before the pool's join */
 }
 
-/* Strides of every input over the region's shape (that of `like`), merged;
- * st and merged have room for the plan's inputs. 0 or -1. */
+/* Strides of every input over the region's shape (that of `like`), merged
+ * into job->stride (a block job_release frees). 0, or -1 with an error. */
 static int prepare_job(fused_job *job, const fused_plan *p, emlx_array *const *inputs,
-                       const emlx_array *like, int64_t (*st)[EMLX_MAX_NDIM],
-                       int64_t (*merged)[EMLX_MAX_NDIM]) {
+                       const emlx_array *like) {
+  int nin = p->ninputs;
+  /* rows [0, nin): the merged strides the job keeps; [nin, 2 nin): the raw ones */
+  int64_t(*rows)[EMLX_MAX_NDIM] = malloc(sizeof(*rows) * (size_t)(nin ? 2 * nin : 1));
+  job->stride = rows;
+  if (!rows)
+    return EMLX_FAIL("fusion: out of memory");
   const int64_t *sp[EMLX_FUSE_MAX_INPUTS];
   int64_t *mp[EMLX_FUSE_MAX_INPUTS];
   job->p = p;
   job->origin = 0;
   job->stream = false;
-  for (int k = 0; k < p->ninputs; k++) {
-    if (emlx_cpu_broadcast_strides(inputs[k], like, st[k]) != 0)
+  for (int k = 0; k < nin; k++) {
+    if (emlx_cpu_broadcast_strides(inputs[k], like, rows[nin + k]) != 0)
       return -1;
     job->src[k] = (const char *)emlx__data(inputs[k]);
-    sp[k] = st[k];
-    mp[k] = merged[k];
+    sp[k] = rows[nin + k];
+    mp[k] = rows[k];
   }
   int64_t size;
-  job->ndim = emlx_cpu_merge_dims(like->ndim, like->shape, p->ninputs, sp, job->shape, mp, &size);
-  job->stride = merged;
+  job->ndim = emlx_cpu_merge_dims(like->ndim, like->shape, nin, sp, job->shape, mp, &size);
   return 0;
 }
+
+static void job_release(fused_job *job) { free(job->stride); }
 
 int emlx_cpu_fuse_run(const void *plan, emlx_array *const *inputs, emlx_array *const *outputs,
                       const long *donor_refs) {
   const fused_plan *p = (const fused_plan *)plan;
   emlx_array *out0 = outputs[0];
   int nin = p->ninputs;
-  int64_t(*st)[EMLX_MAX_NDIM] = malloc(sizeof(*st) * (size_t)(nin ? nin : 1));
-  int64_t(*merged)[EMLX_MAX_NDIM] = malloc(sizeof(*merged) * (size_t)(nin ? nin : 1));
   fused_job job;
   int rc = -1;
-  if (!st || !merged) {
-    rc = EMLX_FAIL("fusion: out of memory");
-    goto out;
-  }
-  if (prepare_job(&job, p, inputs, out0, st, merged) != 0)
+  if (prepare_job(&job, p, inputs, out0) != 0)
     goto out;
   /* Output buffers: an input dying with the region may lend its buffer to an
    * output of its dtype and shape, provided no op reads that input after the
@@ -351,8 +351,7 @@ fail_outputs:
     outputs[j]->buffer = NULL;
   }
 out:
-  free(st);
-  free(merged);
+  job_release(&job);
   return rc;
 }
 
@@ -370,21 +369,13 @@ int emlx_cpu_fuse_reduce(const void *plan, emlx_array *const *inputs, const emlx
   bool sum_max = reduce->prim == EMLX_PRIM_SUM || reduce->prim == EMLX_PRIM_MAX;
   if (p->noutputs != 1 || !emlx__fuse_is_reduction(reduce->prim))
     return 1;
-  int nin = p->ninputs;
-  int64_t(*st)[EMLX_MAX_NDIM] = malloc(sizeof(*st) * (size_t)(nin ? nin : 1));
-  int64_t(*merged)[EMLX_MAX_NDIM] = malloc(sizeof(*merged) * (size_t)(nin ? nin : 1));
   fused_job job;
-  int rc;
-  if (!st || !merged)
-    rc = EMLX_FAIL("fusion: out of memory");
-  else if (prepare_job(&job, p, inputs, like, st, merged) != 0)
-    rc = -1;
-  else {
+  int rc = prepare_job(&job, p, inputs, like);
+  if (rc == 0) {
     emlx_cpu_source src = {produce, &job};
     rc = sum_max ? emlx_cpu_reduce_source(reduce, like, &src, out)
                  : emlx_cpu_reduce2_source(reduce, like, &src, out);
   }
-  free(st);
-  free(merged);
+  job_release(&job);
   return rc;
 }
