@@ -206,9 +206,8 @@ typedef struct compiler {
   emlx_program *p;
   size_t capvals;
   emlx_ptrmap arr_value; /* traced array -> value id */
-  emlx_ptrmap node_seen; /* node -> 1 */
-  emlx_array **order;
-  size_t norder, caporder;
+  emlx_array **order;    /* emlx__walk_lazy's: the lazy arrays, inputs first */
+  size_t norder;
   cnode *cn;
   size_t ncn, capcn;
   int *alias; /* value id -> canonical value id */
@@ -250,63 +249,6 @@ static bool depends_on_placeholder(emlx_node *n, const emlx_ptrmap *dep) {
     }
   emlx__spin_unlock(&n->lock);
   return d;
-}
-
-/* Lazy arrays reachable from the outputs, inputs first, each node once. */
-static int walk(compiler *c, emlx_array *const *outs, size_t n) {
-  typedef struct frame {
-    emlx_array *a;
-    bool expanded;
-  } frame;
-  frame *stack = NULL;
-  size_t ns = 0, caps = 0;
-  int rc = 0;
-  for (size_t i = n; i-- > 0 && rc == 0;) {
-    if (emlx__ready(outs[i]))
-      continue;
-    if (GROW(stack, ns, caps) != 0)
-      rc = -1;
-    else
-      stack[ns++] = (frame){outs[i], false};
-  }
-  while (ns > 0 && rc == 0) {
-    frame *f = &stack[ns - 1];
-    emlx_array *a = f->a;
-    if (f->expanded) {
-      ns--;
-      if (GROW(c->order, c->norder, c->caporder) != 0)
-        rc = -1;
-      else /* held: evaluating the constants frees what only they read */
-        c->order[c->norder++] = emlx_retain(a);
-      continue;
-    }
-    if (emlx__ptrmap_get(&c->node_seen, a->node) >= 0) {
-      ns--;
-      continue;
-    }
-    if (emlx__ptrmap_put(&c->node_seen, a->node, 1) < 0) {
-      rc = -1;
-      break;
-    }
-    f->expanded = true;
-    emlx_node *node = a->node;
-    /* Under the node's lock, as eval's walk: a node another thread is
-     * computing (a constant part) is not expanded. */
-    emlx__spin_lock(&node->lock);
-    if (atomic_load_explicit(&node->state, memory_order_acquire) == EMLX_NODE_PENDING)
-      for (int k = node->ninputs - 1; k >= 0 && rc == 0; k--) {
-        emlx_array *in = node->inputs[k];
-        if (emlx__ready(in))
-          continue;
-        if (GROW(stack, ns, caps) != 0)
-          rc = -1;
-        else
-          stack[ns++] = (frame){in, false};
-      }
-    emlx__spin_unlock(&node->lock);
-  }
-  free(stack);
-  return rc;
 }
 
 /* The canonical value id of a traced array (after walk and numbering). */
@@ -860,7 +802,8 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
     }
   }
   /* 2. the graph, and its constant part evaluated now */
-  ok = ok && walk(&c, outs, noutputs) == 0;
+  /* held: evaluating the constants frees what only they read */
+  ok = ok && emlx__walk_lazy(outs, noutputs, &c.order, &c.norder) == 0;
   emlx_ptrmap dep = {0};
   if (ok) {
     emlx_array **consts = NULL;
@@ -926,7 +869,6 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
   htab_free(&c.cse);
   htab_free(&c.scalars);
   emlx__ptrmap_free(&c.arr_value);
-  emlx__ptrmap_free(&c.node_seen);
   free(is_output);
   if (outs)
     for (size_t i = 0; i < noutputs; i++)

@@ -274,29 +274,43 @@ static int eval_region(const emlx_fuse_region *r, emlx_array **order) {
   return rc;
 }
 
-int emlx__eval(emlx_array *const *arrays, size_t n) {
+int emlx__walk_lazy(emlx_array *const *roots, size_t n, emlx_array ***order, size_t *norder) {
   walk w = {0};
-  if (collect(&w, arrays, n) != 0) {
+  int rc = collect(&w, roots, n);
+  if (rc != 0) {
     for (size_t i = 0; i < w.norder; i++)
       emlx_release(w.order[i]);
-    walk_free(&w);
-    return EMLX_FAIL("eval: out of memory while walking the graph");
+    free(w.order);
+    w.order = NULL;
+    w.norder = 0;
   }
+  *order = w.order;
+  *norder = w.norder;
+  w.order = NULL; /* now the caller's */
+  walk_free(&w);
+  return rc;
+}
+
+int emlx__eval(emlx_array *const *arrays, size_t n) {
+  emlx_array **order;
+  size_t norder;
+  if (emlx__walk_lazy(arrays, n, &order, &norder) != 0)
+    return EMLX_FAIL("eval: out of memory while walking the graph");
   /* Fused regions (none when fusion is off or memory is short). */
   int *region_of = NULL;
   emlx_fuse_region *regions = NULL;
   int nregions = 0;
-  if (w.norder >= 2 && emlx__fusion_on()) {
-    region_of = malloc(w.norder * sizeof *region_of);
+  if (norder >= 2 && emlx__fusion_on()) {
+    region_of = malloc(norder * sizeof *region_of);
     if (region_of &&
-        (emlx__fuse_partition(w.order, w.norder, region_of, &regions, &nregions) != 0 ||
+        (emlx__fuse_partition(order, norder, region_of, &regions, &nregions) != 0 ||
          nregions == 0)) {
       free(region_of);
       region_of = NULL;
     }
   }
   int rc = 0;
-  for (size_t i = 0; i < w.norder && rc == 0; i++) {
+  for (size_t i = 0; i < norder && rc == 0; i++) {
     int g = region_of ? region_of[i] : -1;
     if (g >= 0) {
       /* A region runs at its last member, or at its reduction; the others
@@ -304,19 +318,19 @@ int emlx__eval(emlx_array *const *arrays, size_t n) {
       const emlx_fuse_region *r = &regions[g];
       int at = r->reducer >= 0 ? r->reducer : r->members[r->nmembers - 1];
       if (at == (int)i)
-        rc = eval_region(r, w.order);
+        rc = eval_region(r, order);
       continue;
     }
-    rc = eval_one(w.order[i]);
-    emlx_release(w.order[i]);
-    w.order[i] = NULL;
+    rc = eval_one(order[i]);
+    emlx_release(order[i]);
+    order[i] = NULL;
   }
-  for (size_t i = 0; i < w.norder; i++)
-    if (w.order[i])
-      emlx_release(w.order[i]);
+  for (size_t i = 0; i < norder; i++)
+    if (order[i])
+      emlx_release(order[i]);
   emlx__fuse_regions_free(regions, nregions);
   free(region_of);
-  walk_free(&w);
+  free(order);
   return rc;
 }
 

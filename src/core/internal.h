@@ -237,5 +237,10 @@ static inline bool emlx__same_shape(const emlx_array *a, const emlx_array *b) {
 
 /* ---- eval ----------------------------------------------------------------- */
 int emlx__eval(emlx_array *const *arrays, size_t n);
+/* The lazy arrays reachable from roots, inputs before consumers, each node
+ * once, each held by one reference for the caller, in *order (a malloc'd
+ * array of *norder; NULL when empty). A node another thread is computing is
+ * not expanded. 0, or -1 out of memory (nothing held). */
+int emlx__walk_lazy(emlx_array *const *roots, size_t n, emlx_array ***order, size_t *norder);
 
 #endif
