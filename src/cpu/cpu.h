@@ -68,17 +68,17 @@ int emlx_cpu_math_ew_resolve(emlx_prim prim, const void *params, size_t params_s
                              const emlx_dtype *in, int nin, emlx_dtype out, emlx_cpu_ew_loop *loop);
 
 /* ---- strided iteration ---------------------------------------------------- */
-/* Up to two inputs of any strides over a row-major output. init drops size-1
- * dims and merges dims that are contiguous in every operand, so the inner
- * loop is as long as possible. */
+/* Up to three inputs of any strides over a row-major output. init drops
+ * size-1 dims and merges dims that are contiguous in every operand, so the
+ * inner loop is as long as possible. */
 typedef struct emlx_cpu_iter {
   int ndim; /* >= 1 */
-  int nin;  /* 1 or 2 */
+  int nin;  /* 1 to 3 */
   int64_t size;
   int64_t shape[EMLX_MAX_NDIM];
-  int64_t stride[2][EMLX_MAX_NDIM]; /* elements */
-  const char *in[2];                /* element 0 of each input */
-  size_t in_esize[2];
+  int64_t stride[3][EMLX_MAX_NDIM]; /* elements */
+  const char *in[3];                /* element 0 of each input */
+  size_t in_esize[3];
   char *out;
   size_t out_esize;
 } emlx_cpu_iter;
@@ -105,6 +105,8 @@ void emlx_cpu_iter_init(emlx_cpu_iter *it, int ndim, const int64_t *shape, int n
  * grain elements. */
 void emlx_cpu_iter_run_unary(const emlx_cpu_iter *it, emlx_cpu_unary_loop fn, int64_t grain);
 void emlx_cpu_iter_run_binary(const emlx_cpu_iter *it, emlx_cpu_binary_loop fn, int64_t grain);
+void emlx_cpu_iter_run_nary(const emlx_cpu_iter *it, emlx_cpu_nary_loop fn, const void *ctx,
+                            int64_t grain);
 
 /* Strides (elements) of `a` seen through `out`'s shape, NumPy broadcasting
  * on trailing axes (0 for stretched axes). 0, or -1 with an error. */

@@ -7,12 +7,10 @@
  * gives the output a buffer (reusing a donatable input of the output's
  * shape and dtype, never where's condition), builds broadcast strides (0 on
  * stretched and missing axes, aligned on trailing axes) and hands the loop
- * to the strided iterator, which parallelises it: iter.c's for one and two
- * inputs, math_iter.c's for the n-ary loops. */
+ * to iter.c's strided iterator, which parallelises it. */
 #include <string.h>
 
 #include "cpu.h"
-#include "math_isa.h"
 
 static int64_t unary_grain(emlx_prim prim, emlx_dtype dt) {
   if (prim == EMLX_PRIM_EXP)
@@ -141,18 +139,6 @@ int emlx_cpu_elementwise(const emlx_node *node, emlx_array *const *inputs,
     return -1;
   if (out->size == 0)
     return 0;
-  if (loop.nary) {
-    emlx_math_iter it;
-    emlx_math_iter_init(&it, out->ndim, out->shape, nin, sts);
-    for (int k = 0; k < nin; k++) {
-      it.in[k] = src[k];
-      it.in_esize[k] = emlx_dtype_size(in[k]->dtype);
-    }
-    it.out = (char *)emlx__data(out);
-    it.out_esize = emlx_dtype_size(out->dtype);
-    emlx_math_iter_run(&it, loop.nary, loop.ctx, loop.grain);
-    return 0;
-  }
   emlx_cpu_iter it;
   emlx_cpu_iter_init(&it, out->ndim, out->shape, nin, sts);
   for (int k = 0; k < nin; k++) {
@@ -166,8 +152,10 @@ int emlx_cpu_elementwise(const emlx_node *node, emlx_array *const *inputs,
         (const char *)it.in[0] == it.out)
       return 0; /* donated in place: nothing to copy */
     emlx_cpu_iter_run_unary(&it, loop.un, loop.grain);
-  } else {
+  } else if (loop.bin) {
     emlx_cpu_iter_run_binary(&it, loop.bin, loop.grain);
+  } else {
+    emlx_cpu_iter_run_nary(&it, loop.nary, loop.ctx, loop.grain);
   }
   return 0;
 }

@@ -1,4 +1,4 @@
-/* iter.c — walking up to two strided inputs over a row-major output.
+/* iter.c — walking up to three strided inputs over a row-major output.
  *
  * After init, the shape is as short as it can be: size-1 dims are gone and
  * neighbouring dims that are contiguous in every operand are merged (a dense
@@ -48,9 +48,10 @@ int emlx_cpu_merge_dims(int ndim, const int64_t *shape, int nin, const int64_t *
 
 void emlx_cpu_iter_init(emlx_cpu_iter *it, int ndim, const int64_t *shape, int nin,
                         const int64_t *const *strides) {
-  int64_t *ms[2] = {it->stride[0], it->stride[1]};
+  int64_t *ms[3] = {it->stride[0], it->stride[1], it->stride[2]};
   it->nin = nin;
-  it->stride[1][0] = 0;
+  for (int k = nin; k < 3; k++)
+    it->stride[k][0] = 0;
   it->ndim = emlx_cpu_merge_dims(ndim, shape, nin, strides, it->shape, ms, &it->size);
 }
 
@@ -86,8 +87,10 @@ void emlx_cpu_walk_next(int ndim, const int64_t *shape, int nin,
 
 typedef struct iter_job {
   const emlx_cpu_iter *it;
-  emlx_cpu_unary_loop un;
+  emlx_cpu_unary_loop un; /* one of un / bin / nary */
   emlx_cpu_binary_loop bin;
+  emlx_cpu_nary_loop nary;
+  const void *ctx; /* nary's */
 } iter_job;
 
 static void iter_range(void *ctx, int64_t begin, int64_t end) {
@@ -96,20 +99,22 @@ static void iter_range(void *ctx, int64_t begin, int64_t end) {
   int d = it->ndim, last = d - 1;
   int64_t inner_n = it->shape[last];
   int64_t idx[EMLX_MAX_NDIM];
-  int64_t base[2]; /* offset of the current inner row, per input */
+  int64_t base[3]; /* offset of the current inner row, per input */
   int64_t inner = emlx_cpu_walk_start(d, it->shape, it->nin, it->stride, begin, idx, base);
+  int64_t s[3] = {it->stride[0][last], it->stride[1][last], it->stride[2][last]};
   int64_t pos = begin;
   while (pos < end) {
     int64_t len = inner_n - inner < end - pos ? inner_n - inner : end - pos;
-    const char *a = it->in[0] + (base[0] + inner * it->stride[0][last]) * (int64_t)it->in_esize[0];
+    const void *ptr[3] = {NULL, NULL, NULL};
+    for (int j = 0; j < it->nin; j++)
+      ptr[j] = it->in[j] + (base[j] + inner * s[j]) * (int64_t)it->in_esize[j];
     char *o = it->out + pos * (int64_t)it->out_esize;
-    if (job->un) {
-      job->un(a, it->stride[0][last], o, len);
-    } else {
-      const char *b =
-          it->in[1] + (base[1] + inner * it->stride[1][last]) * (int64_t)it->in_esize[1];
-      job->bin(a, it->stride[0][last], b, it->stride[1][last], o, len);
-    }
+    if (job->un)
+      job->un(ptr[0], s[0], o, len);
+    else if (job->bin)
+      job->bin(ptr[0], s[0], ptr[1], s[1], o, len);
+    else
+      job->nary(ptr, s, o, len, job->ctx);
     pos += len;
     inner = 0;
     if (pos < end)
@@ -175,12 +180,18 @@ void emlx_cpu_iter_run_unary(const emlx_cpu_iter *it, emlx_cpu_unary_loop fn, in
       emlx__parallel_for(units, g, tile_range, &job);
     return;
   }
-  iter_job job = {it, fn, NULL};
+  iter_job job = {it, fn, NULL, NULL, NULL};
   iter_run(&job, grain);
 }
 
 void emlx_cpu_iter_run_binary(const emlx_cpu_iter *it, emlx_cpu_binary_loop fn, int64_t grain) {
-  iter_job job = {it, NULL, fn};
+  iter_job job = {it, NULL, fn, NULL, NULL};
+  iter_run(&job, grain);
+}
+
+void emlx_cpu_iter_run_nary(const emlx_cpu_iter *it, emlx_cpu_nary_loop fn, const void *ctx,
+                            int64_t grain) {
+  iter_job job = {it, NULL, NULL, fn, ctx};
   iter_run(&job, grain);
 }
 

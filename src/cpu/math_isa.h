@@ -1,6 +1,6 @@
 /* math_isa.h — private to the math family's CPU kernels: the per-ISA table
  * of inner loops (simd/math_body.h, compiled by simd/math_{scalar,avx2,
- * avx512}.c) and the strided iterator for up to three inputs (math_iter.c).
+ * avx512}.c).
  *
  * Loops follow isa.h's contract: the output is contiguous; input strides
  * are in elements and may be 0 (broadcast) or negative; n may be 0. Input
@@ -95,25 +95,5 @@ extern const emlx_cpu_math_table emlx_cpu_math_scalar, emlx_cpu_math_avx2, emlx_
 
 /* The table of the ISA level emlx_cpu_isa_get() chose (math_isa.c). */
 const emlx_cpu_math_table *emlx_cpu_math_get(void);
-
-/* ---- strided iteration over up to three inputs (math_iter.c) --------------- */
-typedef struct emlx_math_iter {
-  int ndim; /* >= 1 after init */
-  int nin;
-  int64_t size;
-  int64_t shape[EMLX_MAX_NDIM];
-  int64_t stride[3][EMLX_MAX_NDIM]; /* elements */
-  const char *in[3];
-  size_t in_esize[3];
-  char *out;
-  size_t out_esize;
-} emlx_math_iter;
-
-/* Drops size-1 dims and merges dims contiguous in every operand. */
-void emlx_math_iter_init(emlx_math_iter *it, int ndim, const int64_t *shape, int nin,
-                         const int64_t *const *strides);
-/* Runs fn over the whole output on the pool in chunks of >= grain elements. */
-void emlx_math_iter_run(const emlx_math_iter *it, emlx_math_nary_loop fn, const void *ctx,
-                        int64_t grain);
 
 #endif
