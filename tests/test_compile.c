@@ -13,7 +13,7 @@
  * modified (also when the caller holds their only reference); eight threads
  * running one program at once; a run that hits the memory limit fails and
  * the next one succeeds; retain / release; strided, sliced and lazy inputs.
- * The program reruns itself under EMLX_ISA=scalar and avx2. */
+ * CTest runs the program at every ISA level (EMLX_ISA). */
 #include <pthread.h>
 
 #include "test_util.h"
@@ -911,7 +911,6 @@ static void test_memory_limit(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_elementwise_programs();
   test_mixed_program();
   test_multi_output_program();

@@ -404,7 +404,6 @@ static void test_complex(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_facts();
   test_promotion();
   test_f16_exhaustive();

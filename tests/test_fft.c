@@ -8,7 +8,7 @@
  * tones and by round trips. Also: batches (tile paths), non-last axes,
  * transposed / stepped / broadcast inputs, real inputs of every kind,
  * padding and truncation, empty arrays, errors, and threads sharing the plan
- * cache. Every SIMD level runs (tu_run_isa_variants). */
+ * cache. CTest runs the program at every ISA level (EMLX_ISA). */
 #include <pthread.h>
 
 #include "test_util.h"
@@ -527,7 +527,6 @@ static void test_threads(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_lengths();
   test_long();
   test_roundtrip();

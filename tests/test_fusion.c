@@ -22,8 +22,8 @@
  * contiguity in the key, capacity and eviction, clear), EMLX_FUSION=0 in
  * the environment (the program re-executes itself), the compute-once
  * counters of emlx_eval_stats_get, concurrent evals sharing plans, and a
- * chain of a million adds. The program reruns itself under EMLX_ISA=scalar
- * and avx2. */
+ * chain of a million adds. CTest runs the program at every ISA level
+ * (EMLX_ISA). */
 #include <pthread.h>
 
 #include "test_util.h"
@@ -1365,7 +1365,6 @@ static void test_memory_limit(void) {
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--fusion-env-child") == 0)
     return fusion_env_child(strcmp(argv[2], "on") == 0);
-  tu_run_isa_variants();
   test_switch_env(); /* first: spawns before this process has threads */
   test_switch_api();
   test_unary_ops();

@@ -269,7 +269,6 @@ static void test_eye(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_scalars();
   test_full_ones_zeros();
   test_full_array();

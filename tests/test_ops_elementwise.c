@@ -676,7 +676,6 @@ static void test_null_inputs(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_float_binary();
   test_int_binary();
   test_bool_ops();

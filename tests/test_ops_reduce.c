@@ -412,7 +412,6 @@ static void test_errors(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_all_subsets();
   test_accumulation_and_wrap();
   test_max_specials();

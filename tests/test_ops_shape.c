@@ -450,7 +450,6 @@ static void test_copy(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_broadcast_to();
   test_reshape();
   test_transpose();
