@@ -7,7 +7,9 @@
  * form), SiLU, a function mixing matmul / sum / reshape / transpose with
  * elementwise work, several outputs, an output that is an input, an output
  * that is a constant. Also: the CSE / constant / no-op counters of
- * emlx_program_get_info on a trace built to have them; template mismatches
+ * emlx_program_get_info on a trace built to have them, and no merge of
+ * nodes that differ only in a parameter (axis, keepdims, dtype, shape, scalar
+ * value, slice bound, scan direction); template mismatches
  * (dtype, shape, count, NULL) fail with a clear message and leave the
  * outputs untouched; failing traces fail the compile; inputs are never
  * modified (also when the caller holds their only reference); eight threads
@@ -265,7 +267,7 @@ static void test_elementwise_programs(void) {
   emlx_program *p = compile_f32(tr_exp2p1, NULL, shapes, nd, 1, 1);
   CHECK_NOT_NULL(p);
   emlx_program_info info;
-  if (p && emlx_program_get_info(p, &info) == 0) {
+  if (p && CHECK(emlx_program_get_info(p, &info) == 0)) {
     CHECK_MSG(info.ninputs == 1 && info.noutputs == 1, "exp2p1 info: 1 in, 1 out");
     CHECK_MSG(info.steps == 1 && info.fused_regions == 1 && info.fused_ops == 3,
               "exp(x)*2+1 is one fused step of 3 ops (steps %zu, regions %zu, ops %zu)", info.steps,
@@ -312,7 +314,7 @@ static void test_elementwise_programs(void) {
     int nd1[1] = {1};
     p = compile_f32(acts[a].fn, NULL, bs, nd1, 1, 1);
     CHECK_NOT_NULL(p);
-    if (p && emlx_program_get_info(p, &info) == 0)
+    if (p && CHECK(emlx_program_get_info(p, &info) == 0))
       CHECK_MSG(info.steps == 1 && info.fused_regions == 1, "%s is one fused step (steps %zu)",
                 acts[a].name, info.steps);
     for (int k = 0; p && k < 3; k++) {
@@ -413,7 +415,7 @@ static void test_multi_output_program(void) {
   emlx_program *p = compile_f32(tr_multi, NULL, shapes, nd, 2, 6);
   CHECK_NOT_NULL(p);
   emlx_program_info info;
-  if (p && emlx_program_get_info(p, &info) == 0)
+  if (p && CHECK(emlx_program_get_info(p, &info) == 0))
     CHECK_MSG(info.ninputs == 2 && info.noutputs == 6, "multi info: 2 in, 6 out (%zu, %zu)",
               info.ninputs, info.noutputs);
   for (int k = 0; p && k < 3; k++) {
@@ -553,6 +555,114 @@ static void test_scalar_merge(void) {
   check_run(p, tr_equal_scalars, &x, 1, 1, NULL, "equal scalars merged");
   emlx_release(x);
   emlx_program_release(p);
+}
+
+/* ---- nodes that differ only in a parameter stay apart ------------------------------ */
+
+enum { PN = 8 }; /* a square input: both outputs share dtype and shape where they can */
+enum { P_AXIS, P_KEEPDIMS, P_DTYPE, P_SHAPE, P_SCALAR, P_SLICE, P_SCAN, P_COUNT };
+static const char *const param_case[P_COUNT] = {
+    "axis", "keepdims", "dtype", "shape", "scalar value", "slice bound", "scan direction"};
+
+/* Two outputs of one kind of node on the same input, differing only in the
+ * parameter *ctx names: sum over axis 0 / axis 1, sum without / with
+ * keepdims, f32 through f16 / through bf16, reshape to 4x16 / 16x4, x + 2 /
+ * x + 3, rows 0..6 / rows 1..7, cumulative sum forwards / backwards. */
+static int tr_param_pair(void *ctx, emlx_array *const *in, size_t nin, emlx_array **out,
+                         size_t nout) {
+  (void)nin, (void)nout;
+  emlx_array *x = in[0];
+  int ax0 = 0, ax1 = 1;
+  switch (*(const int *)ctx) {
+  case P_AXIS:
+    out[0] = emlx_sum(x, &ax0, 1, false), out[1] = emlx_sum(x, &ax1, 1, false);
+    break;
+  case P_KEEPDIMS:
+    out[0] = emlx_sum(x, &ax0, 1, false), out[1] = emlx_sum(x, &ax0, 1, true);
+    break;
+  case P_DTYPE: {
+    emlx_array *h = emlx_astype(x, EMLX_FLOAT16), *b = emlx_astype(x, EMLX_BFLOAT16);
+    out[0] = emlx_astype(h, EMLX_FLOAT32), out[1] = emlx_astype(b, EMLX_FLOAT32);
+    emlx_release(h), emlx_release(b);
+    break;
+  }
+  case P_SHAPE: {
+    int64_t s0[2] = {PN / 2, PN * 2}, s1[2] = {PN * 2, PN / 2};
+    out[0] = emlx_reshape(x, s0, 2), out[1] = emlx_reshape(x, s1, 2);
+    break;
+  }
+  case P_SCALAR: {
+    emlx_array *two = scalar32(2), *three = scalar32(3);
+    out[0] = emlx_add(x, two), out[1] = emlx_add(x, three);
+    emlx_release(two), emlx_release(three);
+    break;
+  }
+  case P_SLICE: {
+    int64_t a0[2] = {0, 0}, b0[2] = {PN - 1, PN}, a1[2] = {1, 0}, b1[2] = {PN, PN};
+    out[0] = emlx_slice(x, a0, b0, NULL, 2), out[1] = emlx_slice(x, a1, b1, NULL, 2);
+    break;
+  }
+  default:
+    out[0] = emlx_cumulative_sum(x, 0, false, true), out[1] = emlx_cumulative_sum(x, 0, true, true);
+    break;
+  }
+  return out[0] && out[1] ? 0 : -1;
+}
+
+/* True when a and b differ in dtype, shape or some byte. */
+static bool arrays_differ(emlx_array *a, emlx_array *b) {
+  if (emlx_array_dtype(a) != emlx_array_dtype(b) || emlx_ndim(a) != emlx_ndim(b))
+    return true;
+  for (int i = 0; i < emlx_ndim(a); i++)
+    if (emlx_shape(a)[i] != emlx_shape(b)[i])
+      return true;
+  unsigned char *ra = tu_read_raw(a), *rb = tu_read_raw(b);
+  bool differ = ra && rb && memcmp(ra, rb, emlx_nbytes(a)) != 0;
+  free(ra), free(rb);
+  return differ;
+}
+
+/* CSE must not merge nodes whose parameters differ: each program has no
+ * merge, and both of its outputs equal the eager ones (which differ from
+ * each other, so a merge could not pass unseen). */
+static void test_param_differences_not_merged(void) {
+  int64_t sh[2] = {PN, PN};
+  emlx_template t = {EMLX_FLOAT32, 2, sh};
+  tu_rng r = {16};
+  for (int k = 0; k < P_COUNT; k++) {
+    const char *what = param_case[k];
+    emlx_program *p = emlx_compile(tr_param_pair, &k, &t, 1, 2);
+    emlx_program_info info;
+    if (!CHECK_MSG(p != NULL, "%s pair compiles", what) ||
+        !CHECK_MSG(emlx_program_get_info(p, &info) == 0, "%s pair: get_info", what)) {
+      emlx_program_release(p);
+      continue;
+    }
+    CHECK_MSG(info.cse_merged == 0, "%s pair: nodes differing in the %s are not merged (cse %zu)",
+              what, what, info.cse_merged);
+    emlx_array *x = rand_f32(sh, 2, -2, 2, &r), *got[2] = {NULL, NULL}, *want[2] = {NULL, NULL};
+    CHECK_OK(emlx_program_run(p, &x, 1, got, 2));
+    CHECK_MSG(eager(tr_param_pair, &k, &x, 1, want, 2) == 0, "%s pair: eager runs", what);
+    if (want[0] && want[1])
+      CHECK_MSG(arrays_differ(want[0], want[1]), "%s pair: the two outputs differ", what);
+    char w[64];
+    for (int o = 0; o < 2; o++) {
+      snprintf(w, sizeof w, "%s pair output %d", what, o);
+      same_values(want[o], got[o], w);
+    }
+    if (k == P_AXIS && got[0] && got[1]) { /* column sums and row sums, in f64 */
+      double *xv = tu_read(x), cols[PN] = {0}, rows[PN] = {0};
+      for (int i = 0; xv && i < PN * PN; i++)
+        cols[i % PN] += xv[i], rows[i / PN] += xv[i];
+      if (xv)
+        close_to(got[0], cols, 1e-6, "sum over axis 0"),
+            close_to(got[1], rows, 1e-6, "sum over axis 1");
+      free(xv);
+    }
+    release_all(got, 2), release_all(want, 2);
+    emlx_release(x);
+    emlx_program_release(p);
+  }
 }
 
 /* ---- errors --------------------------------------------------------------------------- */
@@ -917,6 +1027,7 @@ int main(void) {
   test_released_sibling_outputs();
   test_program_info();
   test_scalar_merge();
+  test_param_differences_not_merged();
   test_errors();
   test_inputs_untouched();
   test_strided_inputs();
