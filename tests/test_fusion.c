@@ -19,10 +19,11 @@
  * Also: multi-output regions (intermediates the caller holds are written
  * and stay right), diamonds through reductions (softmax), a reduction with
  * an elementwise prologue, the plan cache counters (hit, miss, dtype and
- * contiguity in the key, capacity and eviction, clear), EMLX_FUSION=0 in
- * the environment (the program re-executes itself), the compute-once
- * counters of emlx_eval_stats_get, concurrent evals sharing plans, and a
- * chain of a million adds. CTest runs the program at every ISA level
+ * contiguity in the key, capacity and eviction, clear; regions differing
+ * only in an op's parameter or result dtype get plans of their own),
+ * EMLX_FUSION=0 in the environment (the program re-executes itself), the
+ * compute-once counters of emlx_eval_stats_get, concurrent evals sharing
+ * plans, and a chain of a million adds. CTest runs the program at every ISA level
  * (EMLX_ISA). */
 #include <pthread.h>
 
@@ -967,6 +968,113 @@ static void test_plan_cache(void) {
   emlx_release(x32), emlx_release(x32b), emlx_release(x64), emlx_release(xt), emlx_release(base);
 }
 
+/* Regions of one structure that differ only in an op's parameter (rounding
+ * mode, remainder mode, isclose tolerance) or result dtype: build(variant)
+ * makes round(x * 2) + 1 with ties to even / away, remainder(x * 3, y)
+ * floored / truncated, isclose(x + y, x) with atol 0.5 / 1.5, or
+ * astype(astype(x * 2 / 3, f16 / bf16), f32) + 1. */
+typedef struct param_pair {
+  int kind, variant;
+  emlx_array *x, *y;
+} param_pair;
+enum { PP_ROUND, PP_REMAINDER, PP_ISCLOSE, PP_CAST, PP_COUNT };
+static const char *const pp_name[PP_COUNT] = {"rounding mode", "remainder mode",
+                                              "isclose tolerance", "cast dtype"};
+
+static emlx_array *build_param_pair(const void *p) {
+  const param_pair *c = p;
+  emlx_array *two = emlx_scalar_tensor(2.0, EMLX_FLOAT32, EMLX_CPU),
+             *three = emlx_scalar_tensor(3.0, EMLX_FLOAT32, EMLX_CPU),
+             *one = emlx_scalar_tensor(1.0, EMLX_FLOAT32, EMLX_CPU), *out = NULL;
+  emlx_array *x2 = emlx_multiply(c->x, two), *t = NULL, *u = NULL;
+  switch (c->kind) {
+  case PP_ROUND:
+    t = c->variant ? emlx_round_half_away(x2) : emlx_round(x2);
+    out = emlx_add(t, one);
+    break;
+  case PP_REMAINDER:
+    u = emlx_multiply(c->x, three);
+    out = c->variant ? emlx_remainder_trunc(u, c->y) : emlx_remainder(u, c->y);
+    break;
+  case PP_ISCLOSE:
+    u = emlx_add(c->x, c->y);
+    out = emlx_isclose(u, c->x, 0.0, c->variant ? 1.5 : 0.5, false);
+    break;
+  default: {
+    emlx_array *q = emlx_divide(x2, three); /* thirds: f16 and bf16 round them apart */
+    u = emlx_astype(q, c->variant ? EMLX_BFLOAT16 : EMLX_FLOAT16);
+    t = emlx_astype(u, EMLX_FLOAT32);
+    out = emlx_add(t, one);
+    emlx_release(q);
+    break;
+  }
+  }
+  emlx_release(two), emlx_release(three), emlx_release(one);
+  emlx_release(x2), emlx_release(t), emlx_release(u);
+  return out;
+}
+
+/* True when a and b differ in dtype, shape or some byte. */
+static bool arrays_differ(emlx_array *a, emlx_array *b) {
+  if (emlx_array_dtype(a) != emlx_array_dtype(b) || emlx_ndim(a) != emlx_ndim(b))
+    return true;
+  for (int i = 0; i < emlx_ndim(a); i++)
+    if (emlx_shape(a)[i] != emlx_shape(b)[i])
+      return true;
+  unsigned char *ra = tu_read_raw(a), *rb = tu_read_raw(b);
+  bool differ = ra && rb && memcmp(ra, rb, emlx_nbytes(a)) != 0;
+  free(ra), free(rb);
+  return differ;
+}
+
+/* Two such regions must not share a plan: from an empty cache the two evals
+ * are two misses and no hit, and each fused result equals its unfused one
+ * (the two unfused results differ, so a shared plan could not pass). */
+static void test_plan_cache_params(void) {
+  int64_t sh[2] = {R, C};
+  tu_rng r = {809};
+  double xv[R * C], yv[R * C];
+  for (int i = 0; i < R * C; i++) {
+    xv[i] = (double)tu_randint(&r, -40, 40) / 4; /* x * 2 hits many ties */
+    yv[i] = (double)(tu_randint(&r, 1, 5) * (tu_randint(&r, 0, 1) ? 1 : -1));
+    if (i % 3 == 0)
+      yv[i] = (double)tu_randint(&r, -4, 4) / 4; /* some |y| <= 1 for isclose */
+  }
+  emlx_array *x = tu_make(EMLX_FLOAT32, sh, 2, xv), *y = tu_make(EMLX_FLOAT32, sh, 2, yv);
+  char what[96];
+  for (int k = 0; k < PP_COUNT; k++) {
+    param_pair pc[2] = {{k, 0, x, y}, {k, 1, x, y}};
+    emlx_array *u[2], *f[2];
+    emlx_set_fusion_enabled(false);
+    for (int v = 0; v < 2; v++) {
+      u[v] = build_param_pair(&pc[v]);
+      CHECK_MSG(u[v] && emlx_eval(&u[v], 1) == 0, "%s %d: unfused eval", pp_name[k], v);
+    }
+    emlx_set_fusion_enabled(true);
+    emlx_fusion_cache_clear();
+    emlx_fusion_stats s0 = fstats();
+    for (int v = 0; v < 2; v++) {
+      f[v] = build_param_pair(&pc[v]);
+      CHECK_MSG(f[v] && emlx_eval(&f[v], 1) == 0, "%s %d: fused eval", pp_name[k], v);
+    }
+    emlx_fusion_stats s1 = fstats();
+    CHECK_MSG(s1.regions - s0.regions == 2 && s1.misses - s0.misses == 2 && s1.hits == s0.hits,
+              "regions differing only in the %s: two plans (regions +%llu misses +%llu hits "
+              "+%llu)",
+              pp_name[k], (unsigned long long)(s1.regions - s0.regions),
+              (unsigned long long)(s1.misses - s0.misses), (unsigned long long)(s1.hits - s0.hits));
+    if (u[0] && u[1])
+      CHECK_MSG(arrays_differ(u[0], u[1]), "%s: the two variants' results differ", pp_name[k]);
+    for (int v = 0; v < 2; v++) {
+      snprintf(what, sizeof what, "%s variant %d", pp_name[k], v);
+      if (u[v] && f[v])
+        same_values(u[v], f[v], what);
+      emlx_release(u[v]), emlx_release(f[v]);
+    }
+  }
+  emlx_release(x), emlx_release(y);
+}
+
 /* ---- the switch: API and environment ------------------------------------------ */
 
 static void test_switch_api(void) {
@@ -1375,6 +1483,7 @@ int main(int argc, char **argv) {
   test_multi_output();
   test_diamonds();
   test_plan_cache();
+  test_plan_cache_params();
   test_eval_stats();
   test_threads();
   test_shared_graph_threads();
