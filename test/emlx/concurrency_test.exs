@@ -13,8 +13,7 @@ defmodule EMLX.ConcurrencyTest do
   @rounds 5
 
   test "1,000 processes on the default queue and on their own queues" do
-    collect_garbage()
-    {:ok, before} = EMLX.NIF.nif_stats()
+    before = settled_counters()
     parent = self()
 
     pids =
@@ -51,12 +50,9 @@ defmodule EMLX.ConcurrencyTest do
     failures = for {i, result} <- results, result != :ok, do: {i, result}
     assert failures == []
 
-    # the processes may still be exiting: wait until their tensors and queues are gone
-    wait_until(fn ->
-      collect_garbage()
-      {:ok, now} = EMLX.NIF.nif_stats()
-      now.tensors == before.tensors and now.queues == before.queues and now.blobs == before.blobs
-    end)
+    # the processes may still be exiting: once settled, their tensors and
+    # queues must be gone
+    assert settled_counters() == before
   end
 
   test "a shared lazy node evaluated from many processes at once is computed once, correctly" do

@@ -43,16 +43,16 @@ defmodule EMLX.RobustnessTest do
     per_row = String.to_integer(System.get_env("EMLX_FUZZ_CALLS_PER_NIF", "100000"))
     rows = EMLX.NIF.__rows__()
 
-    collect_garbage()
     EMLX.clear_cache()
-    baseline_memory = EMLX.memory_info().active_memory
-    {:ok, baseline} = EMLX.NIF.nif_stats()
+    # Settled: a process of an earlier test may still be releasing tensors;
+    # read too early, the baseline counts them and the end reads a decrease.
+    baseline = settled_counters()
     cache_limit = EMLX.set_cache_limit(64 * 1024 * 1024)
     memory_limit = EMLX.set_memory_limit(512 * 1024 * 1024)
 
     counts =
       try do
-        Task.async(fn -> fuzz(seed, rows, per_row) end) |> Task.await(:infinity)
+        run_and_exit(fn -> fuzz(seed, rows, per_row) end)
       after
         EMLX.set_memory_limit(memory_limit)
         EMLX.set_cache_limit(cache_limit)
@@ -65,23 +65,9 @@ defmodule EMLX.RobustnessTest do
       "\n  robustness: #{Enum.sum(Map.values(counts))} calls over #{length(rows)} NIFs (seed #{seed})"
     )
 
-    # The fuzzing process may still be exiting (and the queues it made still
-    # stopping): wait for everything to be collected, then compare.
-    settled? = fn ->
-      collect_garbage()
-      {:ok, stats} = EMLX.NIF.nif_stats()
-      stats == %{baseline | jobs: 0} and EMLX.memory_info().active_memory == baseline_memory
-    end
-
-    try do
-      wait_until(settled?)
-    rescue
-      RuntimeError -> :not_settled
-    end
-
-    {:ok, stats} = EMLX.NIF.nif_stats()
-    assert stats == %{baseline | jobs: 0}, "leaked: #{inspect(stats)} vs #{inspect(baseline)}"
-    assert EMLX.memory_info().active_memory == baseline_memory
+    # The fuzzing process has exited; what it made must all be gone.
+    final = settled_counters()
+    assert final == baseline, "leaked: #{inspect(final)} vs #{inspect(baseline)}"
     EMLX.clear_cache()
   end
 
