@@ -163,11 +163,21 @@ defmodule EMLX.TestHelpers do
   exited, so that nothing it made is still held by it.
   """
   def run_and_exit(fun) do
-    {pid, ref} = spawn_monitor(fn -> exit({:result, fun.()}) end)
+    {pid, ref} =
+      spawn_monitor(fn ->
+        result =
+          try do
+            {:ok, fun.()}
+          rescue
+            e -> {:raised, e, __STACKTRACE__}
+          end
+
+        exit({:result, result})
+      end)
 
     receive do
-      {:DOWN, ^ref, :process, ^pid, {:result, result}} -> result
-      {:DOWN, ^ref, :process, ^pid, {e, stack}} when is_exception(e) -> reraise e, stack
+      {:DOWN, ^ref, :process, ^pid, {:result, {:ok, result}}} -> result
+      {:DOWN, ^ref, :process, ^pid, {:result, {:raised, e, stack}}} -> reraise e, stack
       {:DOWN, ^ref, :process, ^pid, reason} -> raise "the process failed: #{inspect(reason)}"
     end
   end
