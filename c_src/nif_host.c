@@ -1,7 +1,7 @@
 /* nif_host.c — the rows about the host rather than the graph: the
  * allocator's counters and limits, POSIX shared memory (tensor_to_shm's
  * writer, array_from_shm, shm_unlink), Metal capture (absent here), device
- * availability and the NIF's own counters. */
+ * availability, and the NIF's and the scheduler's counters. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -198,5 +198,16 @@ NIF_HANDLER(h_nif_stats) {
   };
   ERL_NIF_TERM map;
   enif_make_map_from_arrays(c->env, keys, vals, 4, &map);
+  return nif_ok(c, map);
+}
+
+/* The scheduler's counters (emlx_eval_stats_get): tests read deltas of
+ * nodes_computed to check that shared work is computed once. */
+NIF_HANDLER(h_eval_stats) {
+  (void)a;
+  ERL_NIF_TERM key = enif_make_atom(c->env, "nodes_computed");
+  ERL_NIF_TERM val = enif_make_uint64(c->env, emlx_eval_stats_get().nodes_computed);
+  ERL_NIF_TERM map;
+  enif_make_map_from_arrays(c->env, &key, &val, 1, &map);
   return nif_ok(c, map);
 }

@@ -197,6 +197,7 @@
   X(device_available, "device_available", "d", 0, h_device_available)                              \
   X(engine_default_device, "engine_default_device", "", 0, h_engine_default_device)                \
   X(runtime_info, "runtime_info", "", 0, h_runtime_info)                                           \
-  X(nif_stats, "nif_stats", "", 0, h_nif_stats)
+  X(nif_stats, "nif_stats", "", 0, h_nif_stats)                                                    \
+  X(eval_stats, "eval_stats", "", 0, h_eval_stats)
 
 #endif

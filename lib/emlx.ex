@@ -951,6 +951,19 @@ defmodule EMLX do
   @spec reset_peak_memory() :: :ok
   def reset_peak_memory, do: unwrap!(EMLX.NIF.reset_peak_memory())
 
+  @doc """
+  Returns the engine's scheduler counters, for tests and diagnostics.
+
+  Keys:
+    * `:nodes_computed` - graph nodes computed since the engine started (a
+      fused group counts each node it covers). The count is process-wide:
+      the difference across a computation is what it ran only when nothing
+      else computes meanwhile. A lazy node shared by several evaluations, in
+      one process or many, is computed once.
+  """
+  @spec eval_stats() :: %{nodes_computed: non_neg_integer()}
+  def eval_stats, do: unwrap!(EMLX.NIF.eval_stats())
+
   ## Metal
 
   @doc """

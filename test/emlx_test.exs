@@ -74,6 +74,35 @@ defmodule EMLXTest do
       end
     end
 
+    test "a binary shorter or longer than the shape needs is refused" do
+      for type <- @all_types, shape <- [{2, 3}, {}, {0, 4}] do
+        itemsize = if type == :bool, do: 1, else: div(elem(type, 1), 8)
+        need = itemsize * (shape |> Tuple.to_list() |> Enum.product())
+
+        for size <- [need - itemsize, need - 1, need + 1, need + itemsize, 2 * need + 1],
+            size >= 0,
+            size != need do
+          bin = :binary.copy(<<7>>, size)
+
+          result = EMLX.NIF.from_blob(bin, shape, type, :cpu)
+
+          assert match?({:error, _}, result),
+                 "#{size} bytes for #{inspect(shape)} of #{inspect(type)}: #{inspect(result)}"
+
+          {:error, message} = result
+
+          assert message =~
+                   ~r/^from_blob: the binary has #{size} bytes, but shape .* needs #{need}$/
+
+          assert_raise EMLX.NIFError, fn -> EMLX.from_blob(bin, shape, type, :cpu) end
+        end
+
+        # the exact size is accepted
+        t = EMLX.from_blob(:binary.copy(<<0>>, need), shape, type, :cpu)
+        assert {EMLX.shape(t), EMLX.scalar_type(t)} == {shape, type}
+      end
+    end
+
     test "large binaries (copied on a dirty scheduler)" do
       values = Enum.to_list(1..500_000)
       bin = encode(values, {:s, 32})

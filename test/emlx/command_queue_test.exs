@@ -33,22 +33,18 @@ defmodule EMLX.CommandQueueTest do
     end
 
     test "queues are freed when garbage collected" do
-      collect_garbage()
-      {:ok, %{queues: before}} = EMLX.NIF.nif_stats()
+      %{queues: before} = settled_counters()
 
-      task =
-        Task.async(fn ->
+      result =
+        run_and_exit(fn ->
           for _ <- 1..50 do
             q = CommandQueue.new!(:cpu)
             CommandQueue.with_queue(q, fn -> EMLX.eval(tensor([1.0], {1})) end)
           end
-
-          :done
         end)
 
-      assert Task.await(task) == :done
-      collect_garbage()
-      wait_until(fn -> match?({:ok, %{queues: ^before}}, EMLX.NIF.nif_stats()) end)
+      assert result == List.duplicate(:ok, 50)
+      assert %{queues: ^before} = settled_counters()
     end
   end
 

@@ -13,8 +13,7 @@ defmodule EMLX.ConcurrencyTest do
   @rounds 5
 
   test "1,000 processes on the default queue and on their own queues" do
-    collect_garbage()
-    {:ok, before} = EMLX.NIF.nif_stats()
+    before = settled_counters()
     parent = self()
 
     pids =
@@ -51,18 +50,30 @@ defmodule EMLX.ConcurrencyTest do
     failures = for {i, result} <- results, result != :ok, do: {i, result}
     assert failures == []
 
-    # the processes may still be exiting: wait until their tensors and queues are gone
-    wait_until(fn ->
-      collect_garbage()
-      {:ok, now} = EMLX.NIF.nif_stats()
-      now.tensors == before.tensors and now.queues == before.queues and now.blobs == before.blobs
-    end)
+    # the processes may still be exiting: once settled, their tensors and
+    # queues must be gone
+    assert settled_counters() == before
   end
 
   test "a shared lazy node evaluated from many processes at once is computed once, correctly" do
     xs = Enum.map(1..10_000, &(&1 * 0.5))
-    shared = tensor(xs, {100, 100}) |> EMLX.multiply(tensor([2.0], {1})) |> EMLX.sum([1], false)
+
+    graph = fn ->
+      tensor(xs, {100, 100}) |> EMLX.multiply(tensor([2.0], {1})) |> EMLX.sum([1], false)
+    end
+
     expected = xs |> Enum.chunk_every(100) |> Enum.map(&(Enum.sum(&1) * 2))
+
+    # What one evaluation of the graph computes (the counter is process-wide;
+    # async: false and a settled engine keep other work out of the deltas).
+    settled_counters()
+    before = EMLX.eval_stats().nodes_computed
+    assert close?(values(graph.()), expected)
+    once = EMLX.eval_stats().nodes_computed - before
+    assert once >= 1
+
+    shared = graph.()
+    before = EMLX.eval_stats().nodes_computed
 
     tasks =
       for i <- 1..200 do
@@ -76,6 +87,7 @@ defmodule EMLX.ConcurrencyTest do
       end
 
     for values <- Task.await_many(tasks, 60_000), do: assert(close?(values, expected))
+    assert EMLX.eval_stats().nodes_computed - before == once
   end
 
   # Builds a few graphs from process-specific data and checks every result.

@@ -46,13 +46,25 @@ defmodule EMLX.LinalgTest do
     assert read(x) |> elem(0) == {2}
     assert_close(values(x), [-6 / 11, 35 / 11])
 
-    # batch axes broadcast: a {2, 2} against b {3, 2, 1}
-    xb = EMLX.linalg_solve(spd, tensor([1.0, 9.0, 1.0, 9.0, 1.0, 9.0], {3, 2, 1}))
+    # batch axes broadcast: a {2, 2} against b {3, 2, 1}; each batch solves
+    # its own right-hand side (A x = b, checked here in Elixir)
+    bs = [[1.0, 9.0], [2.0, 0.0], [-1.0, 3.0]]
+    xb = EMLX.linalg_solve(spd, tensor(List.flatten(bs), {3, 2, 1}))
     assert EMLX.shape(xb) == {3, 2, 1}
+    xs = rows(values(xb), 2)
+    a = [[4.0, 1.0], [1.0, 3.0]]
 
-    # integer b promotes with a float a
+    for {x, b} <- Enum.zip(xs, bs) do
+      assert_close(matmul(a, Enum.map(x, &[&1])), Enum.map(b, &[&1]))
+    end
+
+    # and against the inverse worked out by hand: 1/11 [[3, -1], [-1, 4]]
+    assert_close(xs, [[-6 / 11, 35 / 11], [6 / 11, -2 / 11], [-6 / 11, 13 / 11]])
+
+    # integer b promotes with a float a, and gives the same solution
     xi = EMLX.linalg_solve(spd, tensor([1, 9], {2}, {:s, 32}))
     assert EMLX.scalar_type(xi) == {:f, 32}
+    assert_close(values(xi), [-6 / 11, 35 / 11])
   end
 
   test "cholesky, lower and upper", %{spd: spd} do

@@ -123,6 +123,65 @@ defmodule EMLX.TestHelpers do
     :ok
   end
 
+  @doc """
+  Waits until the engine is quiet and returns its counters: the NIF's live
+  objects (`EMLX.NIF.nif_stats/0`: tensors, queues, jobs, blobs) and the
+  allocator's `:active_memory`, read after `collect_garbage/0` and unchanged
+  over `samples` consecutive readings 10 ms apart.
+
+  One reading is not enough to compare against. A job drops its reference to
+  its array only after it has sent its reply (`job_reply` then `job_free` in
+  c_src/nif_async.c), so right after `EMLX.eval/1` returns, the array's buffer
+  may still be held by the worker. A process that has replied (a `Task`
+  whose result was awaited) may not have exited yet, and its tensors stay
+  alive until it has. Tests that compare the counters before and after their
+  own work take both readings with this, and run in `async: false` modules,
+  so no other test allocates meanwhile.
+  """
+  def settled_counters(samples \\ 3), do: settle(read_counters(), 1, samples, 500)
+
+  defp settle(last, same, samples, _tries) when same >= samples, do: last
+  defp settle(_last, _same, _samples, 0), do: raise("the engine's counters never settled")
+
+  defp settle(last, same, samples, tries) do
+    Process.sleep(10)
+
+    case read_counters() do
+      ^last -> settle(last, same + 1, samples, tries - 1)
+      now -> settle(now, 1, samples, tries - 1)
+    end
+  end
+
+  defp read_counters do
+    collect_garbage()
+    {:ok, stats} = EMLX.NIF.nif_stats()
+    Map.put(stats, :active_memory, EMLX.memory_info().active_memory)
+  end
+
+  @doc """
+  Runs `fun` in a new process and returns its result once that process has
+  exited, so that nothing it made is still held by it.
+  """
+  def run_and_exit(fun) do
+    {pid, ref} =
+      spawn_monitor(fn ->
+        result =
+          try do
+            {:ok, fun.()}
+          rescue
+            e -> {:raised, e, __STACKTRACE__}
+          end
+
+        exit({:result, result})
+      end)
+
+    receive do
+      {:DOWN, ^ref, :process, ^pid, {:result, {:ok, result}}} -> result
+      {:DOWN, ^ref, :process, ^pid, {:result, {:raised, e, stack}}} -> reraise e, stack
+      {:DOWN, ^ref, :process, ^pid, reason} -> raise "the process failed: #{inspect(reason)}"
+    end
+  end
+
   def wait_until(fun, tries \\ 500) do
     cond do
       fun.() -> :ok
