@@ -8,7 +8,7 @@
  * conversions do the work (except those that need a correctly rounded path
  * from f64 or wide integers, which stay in software: same bits everywhere).
  * The diagonal copies bits (NaN payloads included). */
-#include "body.h"
+#include "simd/body.h"
 
 #define LD_B(x) ((int32_t)((x) != 0))
 #define LD_U32(x) ((uint32_t)(x))

@@ -11,7 +11,7 @@
 #include <complex.h>
 #include <string.h>
 
-#include "body.h"
+#include "simd/body.h"
 
 /* ---- loop shapes ---------------------------------------------------------- */
 #define EW_BIN(NAME, T, EXPR)                                                                      \

@@ -21,7 +21,7 @@
 
 #include "cpu.h"
 #include "fuse.h"
-#include "indexing_util.h"
+#include "indexing/indexing_util.h"
 #include "kernels_fused.h"
 
 #define TILE 1024                 /* elements per tile, at most */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "kernels_math.h"
+#include "kernels.h"
 #include "math_isa.h"
 #include "params_math.h"
 

@@ -17,9 +17,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "body.h"
+#include "simd/body.h"
 #include "math_fn.h"
-#include "../math_isa.h"
+#include "math_isa.h"
 #include "params_math.h"
 
 /* ---- complex helpers ---------------------------------------------------------- */

@@ -15,7 +15,7 @@
 #include "fft.h"
 #include "internal.h"
 #include "isa.h"
-#include "kernels_fft.h"
+#include "kernels.h"
 #include "params_fft.h"
 
 #define ROW_MODE_MIN 1024           /* shorter rows always go through tiles */

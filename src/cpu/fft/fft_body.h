@@ -18,7 +18,7 @@
  * broadcast, so every radix is as simple as its scalar formula. */
 #include <string.h>
 
-#include "../fft.h"
+#include "fft.h"
 
 #define E2 (2 * FV_W) /* floats per element of the lane layout */
 

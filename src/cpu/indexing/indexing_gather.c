@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "indexing_util.h"
-#include "kernels_indexing.h"
+#include "kernels.h"
 
 /* dst[j] = src[off[j]], j < n, elements of es bytes. */
 static void gather_elems(char *dst, const char *src, const int64_t *off, int64_t n, size_t es) {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "indexing_util.h"
-#include "kernels_indexing.h"
+#include "kernels.h"
 
 /* ---- slice_update ---------------------------------------------------------------- */
 

@@ -16,7 +16,7 @@
 
 #include "convert.h"
 #include "indexing_util.h"
-#include "kernels_indexing.h"
+#include "kernels.h"
 
 /* Below this many update elements, or with slices shorter than
  * SCATTER_SPLIT_SLICE, one pass does everything. */

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "internal.h"
-#include "kernels_linalg.h"
+#include "kernels.h"
 #include "params_linalg.h"
 
 /* ---- dtype facts ----------------------------------------------------------- */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "isa.h"
-#include "kernels_matmul.h"
+#include "kernels.h"
 #include "matmul.h"
 #include "params_matmul.h"
 

@@ -10,7 +10,7 @@
  * ISA. */
 #include <string.h>
 
-#include "../matmul.h"
+#include "matmul.h"
 
 #define MM_CAT2(a, b) a##_##b
 #define MM_CAT(a, b) MM_CAT2(a, b)

@@ -15,8 +15,8 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "../convert.h"
-#include "../matmul.h"
+#include "convert.h"
+#include "matmul.h"
 
 static inline uint16_t mp_load_u16(const void *base, int64_t idx) {
   uint16_t h;

@@ -10,7 +10,7 @@
  * after the other in one call, with no per-product dispatch. */
 #include <immintrin.h>
 
-#include "../matmul.h"
+#include "matmul.h"
 
 /* R rows of C at a time with NV accumulators each. */
 #define SMALL_BLOCK(R, NV)                                                                         \

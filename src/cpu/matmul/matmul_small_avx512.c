@@ -15,7 +15,7 @@
  * no per-product dispatch between batch elements. */
 #include <immintrin.h>
 
-#include "../matmul.h"
+#include "matmul.h"
 
 /* R rows of C at a time with NV accumulators each (R independent FMA chains
  * hide the FMA latency). Strides are copied to locals: __m512 is a

@@ -1,7 +1,7 @@
 /* reduce2_dyn.c — dynamic chunk scheduling (see reduce2_dyn.h). */
 #include <stdatomic.h>
 
-#include "reduce2_dyn.h"
+#include "dyn_for.h"
 
 typedef struct dyn_job {
   emlx_range_fn fn;

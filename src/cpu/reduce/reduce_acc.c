@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "kernels_reduce.h"
-#include "reduce2.h"
+#include "kernels.h"
+#include "reduce_fold.h"
 #include "reduce_driver.h"
 
 /* Input elements per parallel task: large enough that each thread streams

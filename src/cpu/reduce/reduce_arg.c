@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "kernels_reduce.h"
+#include "kernels.h"
 #include "params_reduce.h"
-#include "reduce2_dyn.h"
+#include "dyn_for.h"
 #include "sort_keys.h"
 
 #define ARG_TILE 256    /* keys converted at a time */

@@ -7,7 +7,7 @@
  * 32 f64 lanes) combined in a fixed order, so every ISA returns the same
  * bits; strided runs use one plain accumulator. Integer loops are plain
  * (GCC vectorises them) and wrap in unsigned types. */
-#include "body.h"
+#include "simd/body.h"
 
 /* ---- float helpers -------------------------------------------------------- */
 /* The 32 lanes of vl_sum32_*, folded in a fixed tree order. */

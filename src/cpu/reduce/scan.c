@@ -21,10 +21,10 @@
 
 #include "convert.h"
 #include "cpu.h"
-#include "kernels_reduce.h"
-#include "reduce2_dyn.h"
+#include "kernels.h"
+#include "dyn_for.h"
 #include "scan.h"
-#include "views.h"
+#include "indexing/views.h"
 
 #define SCAN_CHUNK 65536 /* elements per chunk of the two-pass scan */
 #define SCAN_CB 1024     /* inner columns per unit (at most) */

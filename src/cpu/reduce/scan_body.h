@@ -8,10 +8,10 @@
  * compute chunk totals for the two-pass parallel scan. Contiguous f32/f64
  * folds use explicit lanes combined in a fixed order, so every ISA returns
  * the same bits. */
-#include "body.h"
+#include "simd/body.h"
 
-#include "../reduce2.h"
-#include "../scan.h"
+#include "reduce_fold.h"
+#include "scan.h"
 
 typedef float sc_v16f __attribute__((vector_size(64)));
 typedef float sc_v16f_u __attribute__((vector_size(64), aligned(4), may_alias));

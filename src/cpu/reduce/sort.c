@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "kernels_reduce.h"
-#include "reduce2_dyn.h"
+#include "kernels.h"
+#include "dyn_for.h"
 #include "params_reduce.h"
 #include "sort.h"
 #include "sort_radix.h"

@@ -3,10 +3,10 @@
  * by sort_{scalar,avx2,avx512}.c; keys: ../sort_keys.h, table: ../sort.h.
  * The loops are written as selects without branches, with a unit-stride
  * variant, so that GCC vectorises them for the ISA at hand. */
-#include "body.h"
+#include "simd/body.h"
 
-#include "../sort.h"
-#include "../sort_keys.h"
+#include "sort.h"
+#include "sort_keys.h"
 
 /* Keys of x[i * s], i in [i0, i1), complemented when descending, stored as
  * KT, or with pack as (key << 32 | i) uint64 pairs; returns non-zero when a

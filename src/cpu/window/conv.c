@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "conv_geom.h"
-#include "kernels_conv.h"
-#include "matmul.h"
+#include "kernels.h"
+#include "matmul/matmul.h"
 
 #define CONV_BLOCK_BYTES ((size_t)4 << 20) /* target size of one im2col block */
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "conv_geom.h"
-#include "kernels_conv.h"
+#include "kernels.h"
 
 typedef struct direct_ctx {
   const conv_geom *g;

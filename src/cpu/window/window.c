@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernels_conv.h"
+#include "kernels.h"
 #include "window_util.h"
 
 #define WIN_CB 256 /* channels per block in the channels driver */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels_conv.h"
+#include "kernels.h"
 #include "window_util.h"
 
 /* Order-preserving uint64 key of an integer element. */
