@@ -38,9 +38,6 @@ const emlx_backend emlx_cpu_backend = {
          [EMLX_PRIM_RESHAPE] = emlx_cpu_reshape,
          [EMLX_PRIM_TRANSPOSE] = emlx_cpu_transpose,
          [EMLX_PRIM_SLICE] = emlx_cpu_slice,
-         /* reductions */
-         [EMLX_PRIM_SUM] = emlx_cpu_reduce,
-         [EMLX_PRIM_MAX] = emlx_cpu_reduce,
          /* the families */
          EMLX_CPU_MATH_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
              EMLX_CPU_CONV_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS

@@ -6,9 +6,9 @@
 #include "internal.h"
 
 /* MATMUL: a (..., M, K) and b (..., K, N) of the output's dtype and batch
- * shape, any strides (src/cpu/matmul.c). */
+ * shape, any strides (matmul.c). */
 int emlx_cpu_matmul(const emlx_node *node, emlx_array *const *in, emlx_array *const *out);
-/* DIAG_VIEW: a view, no data moves (src/cpu/matmul.c). */
+/* DIAG_VIEW: a view, no data moves (matmul.c). */
 int emlx_cpu_diag_view(const emlx_node *node, emlx_array *const *in, emlx_array *const *out);
 
 /* Designated initialisers "[EMLX_PRIM_X] = kernel," for this family. */
