@@ -1,5 +1,13 @@
-/* kernels_matmul.h — the matmul family's CPU kernels and its rows of the CPU
- * backend's table (src/cpu/backend.c expands EMLX_CPU_MATMUL_KERNELS). */
+/* matmul/kernels.h — the matmul family's CPU kernels and its rows of the CPU
+ * backend's table (src/cpu/backend.c expands EMLX_CPU_MATMUL_KERNELS).
+ *
+ * The family (src/cpu/matmul/): matrix products. matmul.c is the kernel
+ * (batch walk, choice of GEMM; matmul.h the GEMM interface); matmul_blas.c
+ * f32/f64/c64 through CBLAS; matmul_lowp.c f16/bf16, matmul_int.c integers.
+ * Per-ISA units: matmul_int_* (matmul_int_body.h), matmul_small_* (small f32
+ * products without BLAS), matmul_lowp_avx512.c and matmul_amx_avx512.c
+ * (packing: matmul_pack_avx512.h). Constructors: src/ops/matmul/ (matmul,
+ * tensordot, einsum); tests: tests/matmul/; benchmark: bench/bench_matmul.c. */
 #ifndef EMLX_CPU_KERNELS_MATMUL_H
 #define EMLX_CPU_KERNELS_MATMUL_H
 
