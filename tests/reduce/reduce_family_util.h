@@ -1,5 +1,5 @@
 /* reduce_family_util.h — helpers shared by the reduce family's tests
- * (test_reduce2.c, test_scan.c, test_sort.c), on top of test_util.h.
+ * (test_reduce_prod_min_logic_arg.c, test_scan.c, test_sort.c), on top of test_util.h.
  *
  * Values travel as raw element bits (rf_val: the element's bytes,
  * zero-extended), so integers of every width are exact and floats keep

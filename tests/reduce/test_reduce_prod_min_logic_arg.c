@@ -1,4 +1,4 @@
-/* test_reduce2.c — product, min, all, any (any axes, keep_dims) and argmax /
+/* test_reduce_prod_min_logic_arg.c — product, min, all, any (any axes, keep_dims) and argmax /
  * argmin (one axis or flattened) against references computed here from the
  * values the test chose: every dtype, contiguous / transposed / stepped /
  * reversed / broadcast inputs, empty inputs, NaN and -0.0, integer
