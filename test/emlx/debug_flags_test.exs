@@ -123,6 +123,16 @@ defmodule EMLX.DebugFlagsTest do
   IO.puts("DEBUG FLAGS OK")
   """
 
+  # MIX_BUILD_PATH, when set, names one build directory for every MIX_ENV: the
+  # child gets a directory of its own, or its debug build would replace the
+  # test build this suite runs from.
+  defp child_build_path do
+    case System.get_env("MIX_BUILD_PATH") do
+      nil -> []
+      path -> [{"MIX_BUILD_PATH", path <> "_debug"}]
+    end
+  end
+
   @tag :debug_flags_on
   @tag timeout: 600_000
   test "with the flags on (MIX_ENV=debug), the checks raise" do
@@ -135,7 +145,7 @@ defmodule EMLX.DebugFlagsTest do
       {output, status} =
         System.cmd("mix", ["run", script],
           cd: @root,
-          env: [{"MIX_ENV", "debug"}],
+          env: [{"MIX_ENV", "debug"} | child_build_path()],
           stderr_to_stdout: true
         )
 

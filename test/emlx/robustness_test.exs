@@ -17,7 +17,8 @@ defmodule EMLX.RobustnessTest do
   #   EMLX_FUZZ_CALLS_PER_NIF  calls of each NIF (default 100_000; each NIF
   #                            name/arity counts, about 0.6 s per 100_000)
   #
-  # async: false: it moves the process-wide memory and cache limits.
+  # async: false: it moves the process-wide memory and cache limits, and its
+  # leak check compares process-wide counters.
   use ExUnit.Case, async: false
 
   import Bitwise
