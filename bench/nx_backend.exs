@@ -12,12 +12,15 @@
 # EMLX.Backend must be compiled in (it is skipped with the reason otherwise).
 #
 # Cases (each backend's inputs are made on that backend beforehand; every
-# timed call ends when its result is computed: EMLX's lazy result is
-# evaluated with EMLX.eval/1, Torchx and Nx.BinaryBackend compute eagerly):
+# timed call but add16_call ends when its result is computed: EMLX's lazy
+# result is evaluated with EMLX.eval/1, Torchx and Nx.BinaryBackend compute
+# eagerly):
 #
 #   add16      Nx.add of two 16-element f32 tensors: per-call overhead, the
 #              median over K samples of N calls each (goal: EMLX <= 1.5x Torchx)
 #   add16_read the same followed by Nx.to_binary/1 (the round trip to Elixir)
+#   add16_call the call alone: for EMLX.Backend only the lazy node is built
+#              (not comparable as compute; shows the graph-building share)
 #   dot1024    Nx.dot of two 1024x1024 f32 matrices
 #   sum16M     Nx.sum of 16M (2^24) f32
 #   mlp64      a 3-layer MLP forward at batch 64: 784 -> 256 -> 256 -> 10,
@@ -31,17 +34,26 @@
 #
 # Output: one line per case and backend,
 #   case=add16 backend=emlx median_us=.. p25_us=.. p75_us=.. min_us=.. max_us=.. samples=..
-# then `ratio` lines: case=.. emlx_over_torchx=.. emlx_over_binary=..
-# (time ratios: below 1 means EMLX is faster).
+# then `ratio` lines: case=.. emlx_over_torchx=.. emlx_over_binary=.. of the
+# medians, and min_emlx_over_* of the fastest samples (steadier on a loaded
+# machine); time ratios: below 1 means EMLX is faster. --backend NAME (emlx,
+# binary, torchx; repeatable) runs only those backends.
 
 {opts, _, _} =
   OptionParser.parse(System.argv(),
-    strict: [reps: :integer, calls: :integer, binary_dot: :boolean, only: :keep]
+    strict: [
+      reps: :integer,
+      calls: :integer,
+      binary_dot: :boolean,
+      only: :keep,
+      backend: :keep
+    ]
   )
 
 reps = Keyword.get(opts, :reps, 15)
 calls = Keyword.get(opts, :calls, 2000)
 only = Keyword.get_values(opts, :only)
+only_backends = Keyword.get_values(opts, :backend)
 
 defmodule NxBackendBench do
   def load_torchx do
@@ -120,6 +132,10 @@ defmodule NxBackendBench do
 
   def fmt(x) when x >= 100, do: :erlang.float_to_binary(x * 1.0, decimals: 0)
   def fmt(x), do: :erlang.float_to_binary(x * 1.0, decimals: 2)
+
+  # three significant digits
+  def fmt_ratio(x) when x >= 0.01, do: :erlang.float_to_binary(x * 1.0, decimals: 2)
+  def fmt_ratio(x), do: :erlang.float_to_binary(x * 1.0, [{:scientific, 2}])
 end
 
 emlx = NxBackendBench.load_emlx()
@@ -131,6 +147,9 @@ backends =
     {:binary, Nx.BinaryBackend, :ok},
     {:torchx, Torchx.Backend, torchx}
   ]
+  |> Enum.filter(fn {name, _, _} ->
+    only_backends == [] or Atom.to_string(name) in only_backends
+  end)
   |> Enum.flat_map(fn
     {name, mod, :ok} ->
       [{name, mod}]
@@ -178,6 +197,8 @@ sync = &NxBackendBench.sync/1
 cases = [
   {"add16", calls, fn b -> {NxBackendBench.f32({16}, b), NxBackendBench.f32({16}, b)} end,
    fn {a, c} -> sync.(Nx.add(a, c)) end},
+  {"add16_call", calls, fn b -> {NxBackendBench.f32({16}, b), NxBackendBench.f32({16}, b)} end,
+   fn {a, c} -> Nx.add(a, c) end},
   {"add16_read", calls, fn b -> {NxBackendBench.f32({16}, b), NxBackendBench.f32({16}, b)} end,
    fn {a, c} -> Nx.to_binary(Nx.add(a, c)) end},
   {"dot1024", 1,
@@ -234,18 +255,25 @@ results =
             "min_us=#{NxBackendBench.fmt(s.min)} max_us=#{NxBackendBench.fmt(s.max)} samples=#{s.n}"
         )
 
-        {bname, s.median}
+        {bname, s}
       end
 
     {name, stats}
   end
 
 for {name, st} <- results, e = st[:emlx], e != nil do
-  ratio = fn peer -> if st[peer], do: NxBackendBench.fmt(e / st[peer]), else: "n/a" end
+  ratio = fn peer, key ->
+    if st[peer],
+      do: NxBackendBench.fmt_ratio(Map.fetch!(e, key) / Map.fetch!(st[peer], key)),
+      else: "n/a"
+  end
+
   goal = if name == "add16", do: " goal_over_torchx=1.5", else: ""
 
   IO.puts(
-    "ratio case=#{name} emlx_over_torchx=#{ratio.(:torchx)} emlx_over_binary=#{ratio.(:binary)}" <>
+    "ratio case=#{name} emlx_over_torchx=#{ratio.(:torchx, :median)} " <>
+      "emlx_over_binary=#{ratio.(:binary, :median)} " <>
+      "min_emlx_over_torchx=#{ratio.(:torchx, :min)} min_emlx_over_binary=#{ratio.(:binary, :min)}" <>
       goal
   )
 end
