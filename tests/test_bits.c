@@ -68,8 +68,8 @@ static void check_op(const char *what, bit_op op, bool clz, emlx_array *a, const
       }
     }
     CHECK_MSG(bad == 0, "%s %s %s: %lld of %lld wrong (first at %lld, input 0x%llx)", what,
-              clz ? "clz" : "popcount", tu_dname(d), (long long)bad, (long long)n,
-              (long long)first, first >= 0 ? (unsigned long long)(in[first] & mask) : 0ull);
+              clz ? "clz" : "popcount", tu_dname(d), (long long)bad, (long long)n, (long long)first,
+              first >= 0 ? (unsigned long long)(in[first] & mask) : 0ull);
   }
   free(raw);
   emlx_release(r);
@@ -87,9 +87,9 @@ static int64_t edge_values(int bits, uint64_t *out, int64_t n, tu_rng *rng) {
   int64_t k = 0;
   out[k++] = 0;
   out[k++] = 1;
-  out[k++] = mask;                        /* -1 */
-  out[k++] = 1ull << (bits - 1);          /* signed min */
-  out[k++] = mask >> 1;                   /* signed max */
+  out[k++] = mask;               /* -1 */
+  out[k++] = 1ull << (bits - 1); /* signed min */
+  out[k++] = mask >> 1;          /* signed max */
   for (int b = 0; b < bits; b++) {
     out[k++] = 1ull << b;
     out[k++] = (1ull << b) - 1;
@@ -296,8 +296,8 @@ static void test_compiled(void) {
 }
 
 static void test_errors(void) {
-  const emlx_dtype bad[] = {EMLX_BOOL, EMLX_FLOAT16, EMLX_BFLOAT16, EMLX_FLOAT32, EMLX_FLOAT64,
-                            EMLX_COMPLEX64};
+  const emlx_dtype bad[] = {EMLX_BOOL,    EMLX_FLOAT16, EMLX_BFLOAT16,
+                            EMLX_FLOAT32, EMLX_FLOAT64, EMLX_COMPLEX64};
   for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
     int64_t n = 3;
     double v[3] = {0, 1, 2};
