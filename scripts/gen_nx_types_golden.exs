@@ -1,10 +1,10 @@
-# Writes tests/nx_types_golden.h: what Nx itself (Nx.BinaryBackend, through
+# Writes tests/core/nx_types_golden.h: what Nx itself (Nx.BinaryBackend, through
 # Nx.tensor/2 and Nx.to_binary/1) writes for f8 ({:f, 8} = E5M2 and
 # {:f8_e4m3fn, 8}) and for the sub-byte integers, so that the C tests of
 # include/emlx/nx_types.h check against Nx without needing it.
 #
 #   PATH=/opt/nxenv/elixir/bin:$PATH
-#   cd /opt/nxenv/nxsrc/nx && mix run /path/to/scripts/gen_nx_types_golden.exs > tests/nx_types_golden.h
+#   cd /opt/nxenv/nxsrc/nx && mix run /path/to/scripts/gen_nx_types_golden.exs > tests/core/nx_types_golden.h
 #
 # Inputs: every value of both f8 formats, the midpoints between neighbours
 # (ties) and the doubles next to them, random doubles over the whole range,

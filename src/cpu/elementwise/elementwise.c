@@ -10,8 +10,8 @@
  * to iter.c's strided iterator, which parallelises it. */
 #include <string.h>
 
-#include "bits/bits.h"
 #include "cpu.h"
+#include "elementwise/bits.h"
 
 static int64_t unary_grain(emlx_prim prim, emlx_dtype dt) {
   if (prim == EMLX_PRIM_EXP)

@@ -9,7 +9,8 @@
  * inputs; create.c fills full / arange / eye; fused.c is the tile
  * interpreter of fused regions (kernels_fused.h). Per-ISA units: ew_*
  * (core arithmetic, ew_body.h), cast_* (astype, cast_body.h), math_*
- * (math_body*.h, math_fn.h, math_vec_*.h; table: math_isa.h).
+ * (math_body*.h, math_fn.h, math_vec_*.h; table: math_isa.h), bits_*
+ * (count_leading_zeros, population_count; bits_body.h, table: bits.h).
  * Constructors: src/ops/elementwise/; tests: tests/elementwise/ (fusion:
  * tests/core/test_fusion.c); benchmarks: bench/bench_math.c,
  * bench/bench_core.c, bench/bench_fusion.c. */
