@@ -3,7 +3,7 @@
  * edge values (0, -1 / all ones, min, max, powers of two) and random bits;
  * contiguous, strided, broadcast, 0-d and empty inputs; long inputs that run
  * the vector loops with tails; fused chains; and the dtype errors. Runs at
- * every SIMD level (tu_run_isa_variants). */
+ * every SIMD level (CTest runs it once per level). */
 #include "test_util.h"
 
 static const emlx_dtype int_dtypes[] = {EMLX_UINT8, EMLX_UINT16, EMLX_UINT32, EMLX_UINT64,
@@ -320,7 +320,6 @@ static void test_errors(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_values();
   test_nx_examples();
   test_layouts();
