@@ -138,7 +138,7 @@ struct nif_call {
  * of at most this many lazy nodes and element-operations is evaluated on the
  * calling scheduler. */
 #define NIF_INLINE_MAX_NODES 64
-#define NIF_INLINE_MAX_WORK 65536
+#define NIF_INLINE_MAX_WORK 32768
 
 /* Copies above this many bytes run on a dirty CPU scheduler. */
 #define NIF_DIRTY_BYTES ((size_t)1 << 20)

@@ -14,7 +14,9 @@
  * Small work is evaluated inline, on the calling scheduler: when the pending
  * graph is within the inline limits (emlx_eval_within: at most
  * inline_max_nodes lazy nodes and inline_max_work element-operations, by
- * default 64 and 65536, which keeps the call well under a millisecond), the
+ * default 64 and 32768, which keeps the call well under a millisecond: the
+ * dearest such work, erf_inv of 16K f64 elements, takes ~0.3 ms on a busy
+ * 2-core machine; bench/nif_overhead.exs, edge_* cases), the
  * NIF evaluates it and returns {:ok, value} at once. That may skip the queue
  * only where no ordering is at stake: on a device's default queue (shared by
  * every process, each of which waits for its own results), or on a queue

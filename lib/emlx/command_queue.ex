@@ -49,7 +49,11 @@ defmodule EMLX.CommandQueue do
   linear algebra, FFT and sorting), which keeps the call well under a
   millisecond, as a regular NIF must be. The defaults:
 
-      config :emlx, inline_eval: [max_nodes: 64, max_work: 65_536]
+      config :emlx, inline_eval: [max_nodes: 64, max_work: 32_768]
+
+  (an `add` of two 10,000-element tensors is 30,000 element-operations; the
+  dearest work these limits admit, such as `erf_inv` of 16,384 f64 values,
+  takes a few hundred microseconds: `bench/nif_overhead.exs`, `edge_*`)
 
   read when the application starts; `put_inline_limits/1` changes them at
   run time and `max_nodes: 0` turns inline evaluation off. The results are
