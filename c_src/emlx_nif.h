@@ -134,6 +134,12 @@ struct nif_call {
   ERL_NIF_TERM (*self)(ErlNifEnv *, int, const ERL_NIF_TERM[]);
 };
 
+/* Default inline limits of the computing rows (nif_async.c): a pending graph
+ * of at most this many lazy nodes and element-operations is evaluated on the
+ * calling scheduler. */
+#define NIF_INLINE_MAX_NODES 64
+#define NIF_INLINE_MAX_WORK 32768
+
 /* Copies above this many bytes run on a dirty CPU scheduler. */
 #define NIF_DIRTY_BYTES ((size_t)1 << 20)
 /* True on an ordinary (non-dirty) scheduler thread. */

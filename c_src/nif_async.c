@@ -9,7 +9,22 @@
  * No scheduler blocks on compute, so no dirty scheduler is needed. When the
  * array is already evaluated and the reply costs O(1) (eval, item, strides,
  * and to_blob / tensor_data_ptr of contiguous data), the reply is built and
- * sent on the calling scheduler instead, skipping the thread round trip. */
+ * returned by the NIF call itself, skipping the thread round trip.
+ *
+ * Small work is evaluated inline, on the calling scheduler: when the pending
+ * graph is within the inline limits (emlx_eval_within: at most
+ * inline_max_nodes lazy nodes and inline_max_work element-operations, by
+ * default 64 and 32768, which keeps the call well under a millisecond: the
+ * dearest such work, erf_inv of 16K f64 elements, takes ~0.3 ms on a busy
+ * 2-core machine; bench/nif_overhead.exs, edge_* cases), the
+ * NIF evaluates it and returns {:ok, value} at once. That may skip the queue
+ * only where no ordering is at stake: on a device's default queue (shared by
+ * every process, each of which waits for its own results), or on a queue
+ * created by the user when it is idle (nothing submitted earlier is still
+ * pending, so FIFO order with earlier work holds trivially). Anything larger,
+ * or a graph another thread is computing, goes through the queue as before.
+ * Errors of an inline evaluation (the memory limit included) come back as
+ * {:error, message}, the same message the worker would have sent. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +85,27 @@ NIF_HANDLER(h_command_queue_default) {
   return make_queue(c, emlx_default_queue(a[0].device), a[0].device, true);
 }
 
+/* ---- inline limits ----------------------------------------------------------------- */
+
+static _Atomic int64_t g_inline_max_nodes = NIF_INLINE_MAX_NODES;
+static _Atomic int64_t g_inline_max_work = NIF_INLINE_MAX_WORK;
+
+/* {:ok, {max_nodes, max_work}} */
+NIF_HANDLER(h_inline_eval_limits) {
+  (void)a;
+  ERL_NIF_TERM nodes = enif_make_int64(c->env, atomic_load(&g_inline_max_nodes));
+  ERL_NIF_TERM work = enif_make_int64(c->env, atomic_load(&g_inline_max_work));
+  return nif_ok(c, enif_make_tuple2(c->env, nodes, work));
+}
+
+/* Sets both; {:ok, {previous_max_nodes, previous_max_work}}. */
+NIF_HANDLER(h_set_inline_eval_limits) {
+  int64_t nodes = atomic_exchange(&g_inline_max_nodes, a[0].i);
+  int64_t work = atomic_exchange(&g_inline_max_work, a[1].i);
+  return nif_ok(
+      c, enif_make_tuple2(c->env, enif_make_int64(c->env, nodes), enif_make_int64(c->env, work)));
+}
+
 /* ---- jobs ------------------------------------------------------------------------ */
 
 typedef struct nif_job nif_job;
@@ -118,9 +154,9 @@ static ERL_NIF_TERM named_error(ErlNifEnv *env, const char *name, const char *ms
   return enif_make_tuple2(env, nif_atom.error, nif_make_string(env, buf));
 }
 
-/* Builds the reply and sends it; caller is the calling process's env on a
- * scheduler, NULL on a queue's worker thread. Frees the job. */
-static void job_reply(nif_job *j, int status, const char *error, ErlNifEnv *caller) {
+/* Builds the reply and sends it, on a queue's worker thread. Frees the job. */
+static void job_done(int status, const char *error, void *user) {
+  nif_job *j = user;
   ERL_NIF_TERM result, value;
   if (status != 0) {
     result = named_error(j->env, j->name, error && *error ? error : "evaluation failed");
@@ -129,32 +165,80 @@ static void job_reply(nif_job *j, int status, const char *error, ErlNifEnv *call
   } else {
     result = named_error(j->env, j->name, j->err);
   }
-  enif_send(caller, &j->pid, j->env, enif_make_tuple2(j->env, j->ref, result));
+  enif_send(NULL, &j->pid, j->env, enif_make_tuple2(j->env, j->ref, result));
   job_free(j);
 }
 
-/* The completion callback: runs on the queue's worker thread. */
-static void job_done(int status, const char *error, void *user) {
-  job_reply(user, status, error, NULL);
-}
-
-/* When the reply may be built on the calling scheduler: the array is
- * already evaluated and building the reply is O(1) (no copy). */
+/* When the reply may be built on the calling scheduler, once the array is
+ * evaluated (inline or earlier). */
 typedef enum {
   REPLY_ON_WORKER,         /* always through the queue */
-  REPLY_INLINE_READY,      /* inline once evaluated */
-  REPLY_INLINE_CONTIGUOUS, /* inline once evaluated, if row-contiguous */
+  REPLY_INLINE_READY,      /* building the reply is O(1) */
+  REPLY_INLINE_CONTIGUOUS, /* O(1) if row-contiguous, else a copy of the elements */
 } reply_mode;
 
-/* Submits a job evaluating t (or a barrier when t is NULL) to q; the reply
- * goes to the caller tagged with ref. Returns :ok or {:error, ...}. When t is
- * already evaluated and mode allows, the reply is built and sent at once,
- * without the round trip through the queue. */
+/* May evaluating a (lazy) run on the calling scheduler instead of q? */
+static bool may_eval_inline(const nif_queue *q, emlx_array *a) {
+  int64_t max_nodes = atomic_load_explicit(&g_inline_max_nodes, memory_order_relaxed);
+  int64_t max_work = atomic_load_explicit(&g_inline_max_work, memory_order_relaxed);
+  if (max_nodes <= 0)
+    return false;
+  /* A user's queue keeps its FIFO order: skip it only when nothing is pending there. */
+  if (!q->is_default && !emlx_queue_idle(q->queue))
+    return false;
+  emlx_array *const list[1] = {a};
+  return emlx_eval_within(list, 1, max_nodes, max_work, NULL);
+}
+
+/* May the reply for the evaluated a be built on the calling scheduler? */
+static bool may_reply_inline(emlx_array *a, reply_mode mode) {
+  if (mode == REPLY_INLINE_READY || nif_is_row_contiguous(a))
+    return true;
+  /* a strided array: the reply copies its elements, which is small work only when few */
+  return atomic_load_explicit(&g_inline_max_nodes, memory_order_relaxed) > 0 &&
+         emlx_size(a) <= atomic_load_explicit(&g_inline_max_work, memory_order_relaxed);
+}
+
+/* The reply for the evaluated t, built in the caller's env and returned:
+ * {:ok, value} or {:error, message}. */
+static ERL_NIF_TERM reply_inline(nif_call *c, const nif_arg *t, nif_finish_fn finish,
+                                 const nif_job *extra) {
+  nif_job j;
+  j.env = c->env;
+  j.name = c->row->name;
+  j.array = t->array; /* borrowed: the decoded argument holds it for the call */
+  j.tensor = extra ? extra->tensor : NULL;
+  j.limit = extra ? extra->limit : 0;
+  j.perms = extra ? extra->perms : 0;
+  j.target = extra ? extra->target : EMLX_CPU;
+  j.err[0] = '\0';
+  ERL_NIF_TERM value;
+  if (!finish(&j, &value))
+    return named_error(c->env, j.name, j.err);
+  return enif_make_tuple2(c->env, nif_atom.ok, value);
+}
+
+/* Evaluates t (or a barrier when t is NULL) for the caller. Small or
+ * finished work is done here and its result returned: {:ok, value}, or
+ * {:error, ...}. Otherwise a job is submitted to q, the reply goes to the
+ * caller tagged with ref, and the return is :ok (or {:error, ...} when it
+ * could not be submitted). */
 static ERL_NIF_TERM submit(nif_call *c, const nif_arg *t, nif_queue *q, ERL_NIF_TERM ref,
                            nif_finish_fn finish, const nif_job *extra, reply_mode mode) {
   if (t && t->device != q->device)
     return nif_error(c, "the tensor is on %s but the command queue is on %s",
                      emlx_device_name(t->device), emlx_device_name(q->device));
+  if (t && mode != REPLY_ON_WORKER) {
+    bool ready = emlx_is_evaluated(t->array);
+    if (!ready && may_eval_inline(q, t->array)) {
+      emlx_array *const list[1] = {t->array};
+      if (emlx_eval(list, 1) != 0)
+        return nif_engine_error(c);
+      ready = true;
+    }
+    if (ready && may_reply_inline(t->array, mode))
+      return reply_inline(c, t, finish, extra);
+  }
   nif_job *j = enif_alloc(sizeof *j);
   if (!j)
     return nif_error(c, "out of memory for the job");
@@ -176,12 +260,6 @@ static ERL_NIF_TERM submit(nif_call *c, const nif_arg *t, nif_queue *q, ERL_NIF_
   if (j->tensor)
     enif_keep_resource(j->tensor);
   atomic_fetch_add_explicit(&nif_count.jobs, 1, memory_order_relaxed);
-  if (j->array && emlx_is_evaluated(j->array) &&
-      (mode == REPLY_INLINE_READY ||
-       (mode == REPLY_INLINE_CONTIGUOUS && nif_is_row_contiguous(j->array)))) {
-    job_reply(j, 0, "", c->env);
-    return nif_atom.ok;
-  }
   emlx_array *const arrays[1] = {j->array};
   if (emlx_eval_async(q->queue, arrays, j->array ? 1 : 0, job_done, j) != 0) {
     ERL_NIF_TERM e = nif_engine_error(c);
@@ -191,7 +269,7 @@ static ERL_NIF_TERM submit(nif_call *c, const nif_arg *t, nif_queue *q, ERL_NIF_
   return nif_atom.ok;
 }
 
-/* ---- finishers (on the worker thread) ------------------------------------------------ */
+/* ---- finishers (on the worker thread, or inline on the caller's) --------------------- */
 
 static bool finish_ok(nif_job *j, ERL_NIF_TERM *out) {
   (void)j;

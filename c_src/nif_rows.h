@@ -19,7 +19,9 @@
  * Adding a function is one row here plus its handler; lib/emlx/nif.ex reads
  * this file at compile time to define the Erlang stubs, so the two cannot
  * drift. Rows whose signature ends in "qk" compute: they submit a job to the
- * queue and the result arrives as {ref, {:ok, value} | {:error, message}}. */
+ * queue and the result arrives as {ref, {:ok, value} | {:error, message}},
+ * or they return {:ok, value} at once when the work was done inline (small
+ * work, or already evaluated: nif_async.c). */
 #ifndef EMLX_NIF_ROWS_H
 #define EMLX_NIF_ROWS_H
 
@@ -183,6 +185,8 @@
   X(command_queue_new, "command_queue_new", "d", 0, h_command_queue_new)                           \
   X(command_queue_default, "command_queue_default", "d", 0, h_command_queue_default)               \
   X(command_queue_synchronize, "command_queue_synchronize", "qk", 0, h_command_queue_synchronize)  \
+  X(inline_eval_limits, "inline_eval_limits", "", 0, h_inline_eval_limits)                         \
+  X(set_inline_eval_limits, "set_inline_eval_limits", "uu", 0, h_set_inline_eval_limits)           \
   /* ---- memory ------------------------------------------------------------ */                   \
   X(memory_info, "memory_info", "", 0, h_memory_info)                                              \
   X(set_cache_limit, "set_cache_limit", "U", 0, h_set_cache_limit)                                 \

@@ -39,6 +39,37 @@ EMLX_API int emlx_eval_on(emlx_queue *q, emlx_array *const *arrays, size_t n);
 EMLX_API int emlx_eval_async(emlx_queue *q, emlx_array *const *arrays, size_t n,
                              emlx_eval_callback cb, void *user_data);
 
+/* True when every request submitted to q so far has finished: nothing is
+ * queued or running on its worker. False for NULL. A snapshot: another
+ * thread may submit right after. */
+EMLX_API bool emlx_queue_idle(emlx_queue *q);
+
+/* ---- sizing an evaluation before choosing where to run it --------------- */
+
+/* What emlx_eval_within counted. */
+typedef struct emlx_work_estimate {
+  int64_t nodes; /* lazy nodes reached, each once */
+  int64_t work;  /* their element-operations (see emlx_eval_within) */
+} emlx_work_estimate;
+
+/* True when evaluating arrays would run at most max_nodes lazy nodes and at
+ * most max_work element-operations, so a caller may run it on a thread that
+ * must not block long (the NIF evaluates such graphs on the calling BEAM
+ * scheduler instead of a queue's worker).
+ *
+ * A node's work is the elements it reads and writes (inputs + outputs),
+ * plus, for primitives whose cost grows faster than that, a bound on the
+ * extra: matmul outputs x the inner dimension, conv outputs x the kernel's
+ * elements, window ops outputs x inputs, linear algebra 8 x inputs x n (the
+ * largest trailing dimension), fft and sort x log2 of their elements.
+ * The walk is iterative, visits each node once and stops as soon as a bound
+ * is passed, so its cost is O(max_nodes) however big the graph. A node
+ * another thread is computing counts as over the bounds (waiting for it
+ * could take any time). est (may be NULL) receives the counts: exact when
+ * the result is true, lower bounds otherwise. NULL arrays: false. */
+EMLX_API bool emlx_eval_within(emlx_array *const *arrays, size_t n, int64_t max_nodes,
+                               int64_t max_work, emlx_work_estimate *est);
+
 /* Threads of the intra-op pool (cores, or EMLX_NUM_THREADS). Setting takes
  * effect for later kernels; returns the previous count, or -1 if n < 1. */
 EMLX_API int emlx_num_threads(void);

@@ -8,6 +8,9 @@ defmodule EMLX.Application do
   and friends use for any process that has not bound its own queue with
   `EMLX.CommandQueue.with_queue/2` (see `EMLX.resolve_worker/1`).
 
+  It also applies `config :emlx, inline_eval: [...]`, the bounds under which
+  small evaluations run inline (see `EMLX.CommandQueue`).
+
   `:persistent_term` is written once per device over the VM's lifetime (a
   write triggers a global GC scan); a second start finds the entries and
   skips them.
@@ -20,6 +23,7 @@ defmodule EMLX.Application do
   @impl true
   def start(_type, _args) do
     Enum.each(@devices, &ensure_default_worker/1)
+    apply_inline_limits()
     Supervisor.start_link([], strategy: :one_for_one, name: __MODULE__)
   end
 
@@ -30,6 +34,18 @@ defmodule EMLX.Application do
   @spec default_worker(atom()) :: reference() | nil
   def default_worker(device) do
     :persistent_term.get({EMLX, :default_worker, device}, nil)
+  end
+
+  # `config :emlx, inline_eval: [max_nodes: ..., max_work: ...]` (see
+  # EMLX.CommandQueue, "Small work runs inline"); unset keys keep the NIF's
+  # defaults.
+  defp apply_inline_limits do
+    case Application.get_env(:emlx, :inline_eval, []) do
+      [] -> :ok
+      limits -> EMLX.CommandQueue.put_inline_limits(limits)
+    end
+
+    :ok
   end
 
   defp ensure_default_worker(device) do

@@ -36,6 +36,37 @@ defmodule EMLX.CommandQueue do
 
   A queue's worker thread stops (after finishing its pending work) when the
   queue is garbage collected.
+
+  ## Small work runs inline
+
+  Sending an evaluation to a worker thread and waiting for its message costs
+  tens of microseconds, far more than computing a 16-element `add`. So before
+  submitting, the native call sizes the pending graph (a bounded walk that
+  stops early) and, when it is small, evaluates it right there, on the
+  calling scheduler, and returns the result directly. Small means at most
+  `:max_nodes` lazy nodes and at most `:max_work` element-operations (per
+  node: the elements it reads and writes, more for matmul, convolutions,
+  linear algebra, FFT and sorting), which keeps the call well under a
+  millisecond, as a regular NIF must be. The defaults:
+
+      config :emlx, inline_eval: [max_nodes: 64, max_work: 32_768]
+
+  (an `add` of two 10,000-element tensors is 30,000 element-operations; the
+  dearest work these limits admit, such as `erf_inv` of 16,384 f64 values,
+  takes a few hundred microseconds: `bench/nif_overhead.exs`, `edge_*`)
+
+  read when the application starts; `put_inline_limits/1` changes them at
+  run time and `max_nodes: 0` turns inline evaluation off. The results are
+  the same either way, and so are the errors (`EMLX.NIFError` with the
+  engine's message, the memory limit included).
+
+  Ordering is kept: work on a device's default queue may run inline at any
+  time (the queue is shared by every process, and each waits for its own
+  results), but on a queue made with `new/1` it runs inline only when that
+  queue is idle, so it never overtakes work submitted to the queue earlier.
+  `eval/1`, `item/1`, `to_blob/1,2`, `strides/1` and `tensor_data_ptr/1`
+  take this path; `tensor_to_shm/2`, `to_device/2` and `synchronize/1`
+  always go through the queue.
   """
 
   @enforce_keys [:ref, :device]
@@ -92,6 +123,61 @@ defmodule EMLX.CommandQueue do
 
       {:error, message} ->
         raise EMLX.NIFError, message
+    end
+  end
+
+  @typedoc "The bounds under which evaluation runs inline (see the module doc)."
+  @type inline_limits :: %{max_nodes: non_neg_integer(), max_work: non_neg_integer()}
+
+  @doc """
+  The current bounds under which small evaluations run inline on the calling
+  scheduler instead of a queue's worker (see "Small work runs inline").
+
+      iex> %{max_nodes: nodes, max_work: work} = EMLX.CommandQueue.inline_limits()
+      iex> is_integer(nodes) and is_integer(work)
+      true
+  """
+  @spec inline_limits() :: inline_limits()
+  def inline_limits do
+    case EMLX.NIF.inline_eval_limits() do
+      {:ok, {nodes, work}} -> %{max_nodes: nodes, max_work: work}
+      {:error, message} -> raise EMLX.NIFError, message
+    end
+  end
+
+  @doc """
+  Sets the bounds under which evaluations run inline, process-wide, and
+  returns the previous ones. `limits` is a keyword list or map with
+  `:max_nodes` and/or `:max_work` (non-negative integers; a key left out
+  keeps its value). `max_nodes: 0` sends every evaluation of a lazy tensor
+  through its queue.
+
+  Raises `ArgumentError` for an unknown key or a value that is not a
+  non-negative integer.
+  """
+  @spec put_inline_limits(keyword() | map()) :: inline_limits()
+  def put_inline_limits(limits) when is_list(limits) or is_map(limits) do
+    current = inline_limits()
+
+    new =
+      Enum.reduce(limits, current, fn
+        {key, value}, acc
+        when key in [:max_nodes, :max_work] and is_integer(value) and value >= 0 ->
+          Map.put(acc, key, value)
+
+        {key, value}, _acc when key in [:max_nodes, :max_work] ->
+          raise ArgumentError,
+                "inline limit #{inspect(key)} must be a non-negative integer, got: " <>
+                  inspect(value)
+
+        other, _acc ->
+          raise ArgumentError,
+                "unknown inline limit #{inspect(other)}; expected :max_nodes or :max_work"
+      end)
+
+    case EMLX.NIF.set_inline_eval_limits(new.max_nodes, new.max_work) do
+      {:ok, {nodes, work}} -> %{max_nodes: nodes, max_work: work}
+      {:error, message} -> raise EMLX.NIFError, message
     end
   end
 

@@ -18,7 +18,9 @@ defmodule EMLX.Macro do
   #   * `defvalue` — reads metadata without computing.
   #   * `defeval`  — computes: the native call submits a job to the command
   #     queue `EMLX.resolve_worker/1` picks and returns at once; the result
-  #     arrives as a message this process waits for.
+  #     arrives as a message this process waits for. Small work (within
+  #     `EMLX.CommandQueue.inline_limits/0`) is done by the call itself, which
+  #     then returns `{:ok, value}`.
   #
   # Options: `:doc` (required), `:returns` (the result's typespec), `:check`
   # (`:finite` passes the result through `EMLX.Debug.check_finite!/2`;
@@ -115,6 +117,10 @@ defmodule EMLX.Macro do
       ref = make_ref()
 
       case EMLX.NIF.unquote(name)(unquote_splicing(nif_args)) do
+        # done inline: small or already evaluated (EMLX.CommandQueue.inline_limits/0)
+        {:ok, value} ->
+          unquote(value)
+
         :ok ->
           receive do
             {^ref, {:ok, value}} -> unquote(value)

@@ -214,6 +214,15 @@ int emlx_eval_on(emlx_queue *q, emlx_array *const *arrays, size_t n) {
   return status;
 }
 
+bool emlx_queue_idle(emlx_queue *q) {
+  if (!q)
+    return false;
+  pthread_mutex_lock(&q->mu);
+  bool idle = q->completed == q->submitted;
+  pthread_mutex_unlock(&q->mu);
+  return idle;
+}
+
 int emlx_queue_synchronize(emlx_queue *q) {
   if (!q)
     return EMLX_FAIL("queue_synchronize: queue is NULL");

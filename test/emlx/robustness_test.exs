@@ -127,6 +127,7 @@ defmodule EMLX.RobustnessTest do
     pool = make_pool()
 
     Process.put(:checked, %{})
+    inline_limits = EMLX.CommandQueue.inline_limits()
 
     counts =
       rows
@@ -144,6 +145,7 @@ defmodule EMLX.RobustnessTest do
         # rows that move the limits must not starve the rows after them
         EMLX.set_memory_limit(512 * 1024 * 1024)
         EMLX.set_cache_limit(64 * 1024 * 1024)
+        EMLX.CommandQueue.put_inline_limits(inline_limits)
         Map.put(counts, {name, length(kinds)}, per_row)
       end)
 

@@ -220,7 +220,10 @@ defmodule EMLX.ValidationTest do
       :device_available,
       :engine_default_device,
       :runtime_info,
-      :nif_stats
+      :nif_stats,
+      # EMLX.CommandQueue.inline_limits/0 and put_inline_limits/1
+      :inline_eval_limits,
+      :set_inline_eval_limits
     ]
 
     for {name, sig} <- EMLX.NIF.__rows__(), name not in internal do
