@@ -6,15 +6,15 @@
  * its kernels_<family>.h. A slot left NULL is reported by eval as
  * unsupported on cpu. View primitives are views.c's. */
 #include "cpu.h"
-#include "kernels_conv.h"
-#include "kernels_fft.h"
-#include "kernels_fused.h"
-#include "kernels_indexing.h"
-#include "kernels_linalg.h"
-#include "kernels_math.h"
-#include "kernels_matmul.h"
-#include "kernels_reduce.h"
-#include "views.h"
+#include "window/kernels.h"
+#include "fft/kernels.h"
+#include "elementwise/kernels_fused.h"
+#include "indexing/kernels.h"
+#include "linalg/kernels.h"
+#include "elementwise/kernels.h"
+#include "matmul/kernels.h"
+#include "reduce/kernels.h"
+#include "indexing/views.h"
 
 const emlx_backend emlx_cpu_backend = {
     .name = "cpu",

@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "../convert.h"
-#include "../isa.h"
+#include "convert.h"
+#include "isa.h"
 
 #ifndef EMLX_ISA_SUFFIX
 #error "include a vec_<isa>.h first"

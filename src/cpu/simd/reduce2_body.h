@@ -11,7 +11,7 @@
 
 #include "body.h"
 
-#include "../reduce2.h"
+#include "reduce/reduce_fold.h"
 
 typedef float r2_v16f __attribute__((vector_size(64)));
 typedef float r2_v16f_u __attribute__((vector_size(64), aligned(4), may_alias));

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../convert.h"
+#include "convert.h"
 
 #define EMLX_ISA_SUFFIX avx2
 

@@ -10,7 +10,7 @@
 #include <sleef.h>
 #include <stdint.h>
 
-#include "../convert.h"
+#include "convert.h"
 
 #define EMLX_ISA_SUFFIX avx512
 

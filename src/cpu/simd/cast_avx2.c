@@ -1,5 +1,0 @@
-/* cast_avx2.c — the astype inner loops (cast_body.h) compiled for the
- * avx2 level; see isa.h. */
-#include "vec_avx2.h"
-
-#include "cast_body.h"

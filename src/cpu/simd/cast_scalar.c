@@ -1,5 +1,0 @@
-/* cast_scalar.c — the astype inner loops (cast_body.h) compiled for the
- * scalar level; see isa.h. */
-#include "vec_scalar.h"
-
-#include "cast_body.h"

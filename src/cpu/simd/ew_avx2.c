@@ -1,5 +1,0 @@
-/* ew_avx2.c — the elementwise inner loops (ew_body.h) compiled for the
- * avx2 level; see isa.h. */
-#include "vec_avx2.h"
-
-#include "ew_body.h"

@@ -1,5 +1,0 @@
-/* ew_scalar.c — the elementwise inner loops (ew_body.h) compiled for the
- * scalar level; see isa.h. */
-#include "vec_scalar.h"
-
-#include "ew_body.h"

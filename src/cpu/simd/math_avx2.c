@@ -1,7 +1,0 @@
-/* math_avx2.c — the math family's inner loops (math_body.h) compiled for
- * the avx2 level; see ../math_isa.h. */
-#include "vec_avx2.h"
-
-#include "math_vec_avx2.h"
-
-#include "math_body.h"

@@ -1,5 +1,0 @@
-/* reduce_scalar.c — the sum/max inner loops (reduce_body.h) compiled for the
- * scalar level; see isa.h. */
-#include "vec_scalar.h"
-
-#include "reduce_body.h"

@@ -1,5 +1,0 @@
-/* scan_avx512.c — the scan inner loops (scan_body.h) compiled for the avx512
- * level; see ../scan.h. */
-#include "vec_avx512.h"
-
-#include "scan_body.h"

@@ -1,5 +1,0 @@
-/* scan_scalar.c — the scan inner loops (scan_body.h) compiled for the scalar
- * level; see ../scan.h. */
-#include "vec_scalar.h"
-
-#include "scan_body.h"

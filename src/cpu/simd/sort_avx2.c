@@ -1,5 +1,0 @@
-/* sort_avx2.c — the sort key loops (sort_body.h) compiled for the avx2
- * level; see ../sort.h. */
-#include "vec_avx2.h"
-
-#include "sort_body.h"

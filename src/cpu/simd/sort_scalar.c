@@ -1,5 +1,0 @@
-/* sort_scalar.c — the sort key loops (sort_body.h) compiled for the scalar
- * level; see ../sort.h. */
-#include "vec_scalar.h"
-
-#include "sort_body.h"
