@@ -24,6 +24,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
+# EMLX_ISA=avx2 (or scalar) stands for a machine without AVX-512 (or AVX2):
+# numpy's peers are held to the same level (its dispatched kernels above
+# it are turned off before numpy loads), so both sides run what such a
+# machine would. An NPY_DISABLE_CPU_FEATURES already set is left alone.
+_NPY_ABOVE = {"avx2": "X86_V4 AVX512_ICL AVX512_SPR AVX512F AVX512_SKX AVX512_CLX AVX512_CNL",
+              "scalar": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR AVX2 FMA3 AVX512F AVX512_SKX "
+                        "AVX512_CLX AVX512_CNL"}
+if os.environ.get("EMLX_ISA") in _NPY_ABOVE and "NPY_DISABLE_CPU_FEATURES" not in os.environ:
+    os.environ["NPY_DISABLE_CPU_FEATURES"] = _NPY_ABOVE[os.environ["EMLX_ISA"]]
+
 try:
     import numpy as np
 except ImportError:
@@ -1054,6 +1064,9 @@ def main() -> int:
             binaries[area] = b
 
     load = os.getloadavg()[0]
+    if os.environ.get("NPY_DISABLE_CPU_FEATURES"):
+        print(f"# EMLX_ISA={os.environ.get('EMLX_ISA', '')}; numpy's kernels disabled: "
+              f"{os.environ['NPY_DISABLE_CPU_FEATURES']}")
     print(f"# numpy {np.__version__} (elementwise and reductions run on 1 thread); "
           f"python {sys.version.split()[0]}; cores={os.cpu_count()}; load={load:.2f}")
     print(f"# reps={args.reps} warmup={args.warmup} rounds={args.rounds}; "
