@@ -344,6 +344,7 @@ def _mm_torch_bf16(a, b):
         sys.stderr.write(f"compare.py: EMLX_ISA={isa}: matmul_bf16_2048's torch peer is skipped "
                          "(torch would still use this CPU's AVX-512); peer: numpy f32\n")
         return None
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import torch
     except ImportError:
@@ -498,6 +499,9 @@ class _TorchNHWC:
 
 
 def _torch():
+    # torch's OpenMP threads spin between calls by default, against ours
+    # and numpy's in the same run; passive waiting is set before it loads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import torch
     except ImportError:
