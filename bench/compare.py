@@ -25,14 +25,19 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 # EMLX_ISA=avx2 (or scalar) stands for a machine without AVX-512 (or AVX2):
-# numpy's peers are held to the same level (its dispatched kernels above
-# it are turned off before numpy loads), so both sides run what such a
-# machine would. An NPY_DISABLE_CPU_FEATURES already set is left alone.
+# numpy's and torch's peers are held to the same level (their dispatched
+# kernels above it are turned off before they load), so both sides run
+# what such a machine would. Variables already set are left alone.
 _NPY_ABOVE = {"avx2": "X86_V4 AVX512_ICL AVX512_SPR AVX512F AVX512_SKX AVX512_CLX AVX512_CNL",
               "scalar": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR AVX2 FMA3 AVX512F AVX512_SKX "
                         "AVX512_CLX AVX512_CNL"}
 if os.environ.get("EMLX_ISA") in _NPY_ABOVE and "NPY_DISABLE_CPU_FEATURES" not in os.environ:
     os.environ["NPY_DISABLE_CPU_FEATURES"] = _NPY_ABOVE[os.environ["EMLX_ISA"]]
+# torch likewise: its ATen kernels and oneDNN's are capped before it loads.
+_TORCH_CAP = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+              "scalar": {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41"}}
+for _k, _v in _TORCH_CAP.get(os.environ.get("EMLX_ISA", ""), {}).items():
+    os.environ.setdefault(_k, _v)
 
 try:
     import numpy as np
@@ -1070,7 +1075,9 @@ def main() -> int:
     load = os.getloadavg()[0]
     if os.environ.get("NPY_DISABLE_CPU_FEATURES"):
         print(f"# EMLX_ISA={os.environ.get('EMLX_ISA', '')}; numpy's kernels disabled: "
-              f"{os.environ['NPY_DISABLE_CPU_FEATURES']}")
+              f"{os.environ['NPY_DISABLE_CPU_FEATURES']}; torch capped: "
+              f"ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY', '')} "
+              f"ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA', '')}")
     print(f"# numpy {np.__version__} (elementwise and reductions run on 1 thread); "
           f"python {sys.version.split()[0]}; cores={os.cpu_count()}; load={load:.2f}")
     print(f"# reps={args.reps} warmup={args.warmup} rounds={args.rounds}; "
