@@ -292,7 +292,7 @@ CASES.update({
 # on an AVX2 machine, times 24 calls). So torch is a peer only when a 512^3
 # probe (1/64 of the work) runs within 8x numpy's f32 time for it, and not
 # when EMLX_ISA caps EMLX below AVX-512: that run stands for a machine whose
-# torch would not have those kernels either.
+# torch would not have those kernels either (and torch is capped with it).
 
 _TORCH_BF16_PROBE_FACTOR = 8.0
 
@@ -347,7 +347,7 @@ def _mm_torch_bf16(a, b):
     isa = os.environ.get("EMLX_ISA", "")
     if isa and isa != "avx512":
         sys.stderr.write(f"compare.py: EMLX_ISA={isa}: matmul_bf16_2048's torch peer is skipped "
-                         "(torch would still use this CPU's AVX-512); peer: numpy f32\n")
+                         "(torch's bf16 matmul below AVX-512 is its slow path); peer: numpy f32\n")
         return None
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
