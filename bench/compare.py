@@ -24,6 +24,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
+# EMLX_ISA=avx2 (or scalar) stands for a machine without AVX-512 (or AVX2):
+# numpy's and torch's peers are held to the same level (their dispatched
+# kernels above it are turned off before they load), so both sides run
+# what such a machine would. Variables already set are left alone.
+_NPY_ABOVE = {"avx2": "X86_V4 AVX512_ICL AVX512_SPR AVX512F AVX512_SKX AVX512_CLX AVX512_CNL",
+              "scalar": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR AVX2 FMA3 AVX512F AVX512_SKX "
+                        "AVX512_CLX AVX512_CNL"}
+if os.environ.get("EMLX_ISA") in _NPY_ABOVE and "NPY_DISABLE_CPU_FEATURES" not in os.environ:
+    os.environ["NPY_DISABLE_CPU_FEATURES"] = _NPY_ABOVE[os.environ["EMLX_ISA"]]
+# torch likewise: its ATen kernels and oneDNN's are capped before it loads.
+_TORCH_CAP = {"avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+              "scalar": {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41"}}
+for _k, _v in _TORCH_CAP.get(os.environ.get("EMLX_ISA", ""), {}).items():
+    os.environ.setdefault(_k, _v)
+
 try:
     import numpy as np
 except ImportError:
@@ -99,9 +114,10 @@ def checksum(a) -> float:
 # A numpy variant is a function of the inputs that returns the callable to
 # time (prepared buffers live in its closure). "expr" is what a numpy user
 # writes; "out" writes into preallocated outputs. The best variant is the
-# numpy figure.
+# numpy figure. A variant that is no peer on this machine returns None and
+# says why on stderr.
 
-Variant = Callable[..., Callable[[], object]]
+Variant = Callable[..., Optional[Callable[[], object]]]
 
 
 @dataclass
@@ -265,9 +281,21 @@ CASES.update({
 
 
 # ---- matmul family (bench/bench_matmul.c) ---------------------------------
-# numpy's matmul calls its bundled OpenBLAS, threaded over all cores; the
-# bf16 case's peer is torch (oneDNN / MKL), which numpy lacks: its inputs are
-# made in f32 (small integers, exact in bf16) and converted before timing.
+# numpy's matmul calls its bundled OpenBLAS, threaded over all cores. numpy
+# has no bf16: the bf16 case's peers are numpy's f32 product of the same
+# values (variant "numpy_f32": bf16 against f32, named as such) and torch's
+# bf16 matmul (oneDNN) where it is fast. Its inputs are made in f32 (small
+# integers, exact in bf16) and converted before timing.
+#
+# torch's bf16 matmul is fast only on CPUs with AVX-512 (oneDNN's bf16
+# kernels); elsewhere it falls back to a scalar loop (55 s for this product
+# on an AVX2 machine, times 24 calls). So torch is a peer only when a 512^3
+# probe (1/64 of the work) runs within 8x numpy's f32 time for it, and not
+# when EMLX_ISA caps EMLX below AVX-512: that run stands for a machine whose
+# torch would not have those kernels either (and torch is capped with it).
+
+_TORCH_BF16_PROBE_FACTOR = 8.0
+
 
 class _MmTorchResult:
     """A torch result that becomes a numpy array only when checksummed."""
@@ -279,13 +307,65 @@ class _MmTorchResult:
         return a if dtype is None else a.astype(dtype)
 
 
+def _round_bf16(a):
+    """f32 values rounded to the nearest bf16 (ties to even), as f32."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
+    return u.astype(np.uint32).view(np.float32)
+
+
+class _MmBf16Result:
+    """An f32 product checksummed as the bf16 it stands for."""
+    def __init__(self, a):
+        self.a = a
+
+    def __array__(self, dtype=None, copy=None):
+        r = _round_bf16(self.a)
+        return r if dtype is None else r.astype(dtype)
+
+
+def _mm_np_f32_as_bf16(a, b):
+    o = np.empty_like(a @ b)
+    def run():
+        np.matmul(a, b, out=o)
+        return _MmBf16Result(o)
+    return run
+
+
+def _best_of(f, n):
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def _mm_torch_bf16(a, b):
+    """The torch bf16 peer, or None (with the reason on stderr) where torch
+    is not a fair or not a finishing peer on this machine."""
+    isa = os.environ.get("EMLX_ISA", "")
+    if isa and isa != "avx512":
+        sys.stderr.write(f"compare.py: EMLX_ISA={isa}: matmul_bf16_2048's torch peer is skipped "
+                         "(torch's bf16 matmul below AVX-512 is its slow path); peer: numpy f32\n")
+        return None
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import torch
     except ImportError:
         sys.stderr.write("compare.py: torch is not installed (pip install torch); "
-                         "matmul_bf16_2048 falls back to numpy f32\n")
-        return lambda: a @ b
+                         "matmul_bf16_2048's peer is numpy f32 alone\n")
+        return None
+    torch.set_num_threads(_MM_THREADS)
+    pa, pb = a[:512, :512], b[:512, :512]
+    ta, tb = torch.from_numpy(pa).to(torch.bfloat16), torch.from_numpy(pb).to(torch.bfloat16)
+    t_torch = _best_of(lambda: torch.matmul(ta, tb), 2)
+    t_np = _best_of(lambda: pa @ pb, 3)
+    if t_torch > _TORCH_BF16_PROBE_FACTOR * t_np:
+        sys.stderr.write(f"compare.py: torch's bf16 matmul is on its slow path here (512^3: "
+                         f"{t_torch * 1e3:.1f} ms against numpy f32's {t_np * 1e3:.1f} ms); "
+                         "matmul_bf16_2048's peer is numpy f32 alone\n")
+        return None
     ta = torch.from_numpy(a).to(torch.bfloat16)
     tb = torch.from_numpy(b).to(torch.bfloat16)
     return lambda: _MmTorchResult(torch.matmul(ta, tb))
@@ -308,8 +388,9 @@ CASES.update({
         area="bench_matmul",
         inputs=[Input("float32", (2048, 2048), 13, "int", -4, 4),
                 Input("float32", (2048, 2048), 14, "int", -4, 4)],
-        numpy={"torch_bf16": _mm_torch_bf16},
-        rtol=1e-9, numpy_threads=_MM_THREADS, notes="peer: torch bf16",
+        numpy={"numpy_f32": _mm_np_f32_as_bf16, "torch_bf16": _mm_torch_bf16},
+        rtol=1e-9, numpy_threads=_MM_THREADS,
+        notes="peers: numpy f32 (the same values), torch bf16 where fast",
     ),
     "matmul_f32_2048_int": Case(
         area="bench_matmul",
@@ -423,6 +504,9 @@ class _TorchNHWC:
 
 
 def _torch():
+    # torch's OpenMP threads spin between calls by default, against ours
+    # and numpy's in the same run; passive waiting is set before it loads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import torch
     except ImportError:
@@ -989,6 +1073,11 @@ def main() -> int:
             binaries[area] = b
 
     load = os.getloadavg()[0]
+    if os.environ.get("NPY_DISABLE_CPU_FEATURES"):
+        print(f"# EMLX_ISA={os.environ.get('EMLX_ISA', '')}; numpy's kernels disabled: "
+              f"{os.environ['NPY_DISABLE_CPU_FEATURES']}; torch capped: "
+              f"ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY', '')} "
+              f"ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA', '')}")
     print(f"# numpy {np.__version__} (elementwise and reductions run on 1 thread); "
           f"python {sys.version.split()[0]}; cores={os.cpu_count()}; load={load:.2f}")
     print(f"# reps={args.reps} warmup={args.warmup} rounds={args.rounds}; "
@@ -1017,7 +1106,10 @@ def main() -> int:
                 if emlx is None or r.median_ms < emlx.median_ms:
                     emlx = r
             for vname, variant in case.numpy.items():
-                r = time_numpy(variant(*inputs), args.warmup, args.reps)
+                run = variant(*inputs)
+                if run is None:  # not a peer on this machine (the variant said why)
+                    continue
+                r = time_numpy(run, args.warmup, args.reps)
                 r.variant = vname
                 print(f"case={name} impl=numpy variant={vname} threads={case.numpy_threads} "
                       f"reps={args.reps} median_ms={r.median_ms:.4f} min_ms={r.min_ms:.4f} "

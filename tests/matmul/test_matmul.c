@@ -269,10 +269,46 @@ static void test_random_values(emlx_dtype d, double tol) {
   emlx_release(c);
 }
 
+/* The one rounding to f16/bf16 on the store is to nearest, ties to even
+ * (an ulp of tolerance elsewhere would let truncation through): row i of
+ * C is sign * (1 + off * ulp(1)), the exact f32 sum of two products, for
+ * offsets below, at and above half an ulp, in every row and column of a
+ * micro-tile. */
+static void check_store_rounding(emlx_dtype d, const char *kernel) {
+  const int64_t M = 13, N = 37;
+  const double offs[5] = {0.25, 0.5, 0.75, 1.5, 2.5}; /* round to 0, 0 (even), 1, 2, 2 ulps */
+  const double want_ulps[5] = {0, 0, 1, 2, 2};
+  double ulp = d == EMLX_FLOAT16 ? 0x1p-10 : 0x1p-7;
+  double va[13 * 2], vb[2 * 37];
+  for (int64_t i = 0; i < M; i++) {
+    va[i * 2] = va[i * 2 + 1] = i % 2 ? -1.0 : 1.0;
+  }
+  for (int64_t j = 0; j < N; j++) {
+    vb[j] = 1.0;
+    vb[N + j] = offs[j % 5] * ulp;
+  }
+  emlx_array *a = tu_make(d, (int64_t[]){M, 2}, 2, va), *b = tu_make(d, (int64_t[]){2, N}, 2, vb);
+  emlx_array *c = emlx_matmul(a, b);
+  double *got = tu_read(c);
+  int bad = 0;
+  for (int64_t i = 0; got && i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double want = (i % 2 ? -1.0 : 1.0) * (1.0 + want_ulps[j % 5] * ulp);
+      if (got[i * N + j] != want && bad++ < 3)
+        fprintf(stderr, "  %s %s (%lld, %lld): got %.10g, want %.10g\n", kernel, tu_dname(d),
+                (long long)i, (long long)j, got[i * N + j], want);
+    }
+  CHECK_MSG(got && bad == 0, "%s %s: rounding on the store (%d wrong)", kernel, tu_dname(d), bad);
+  free(got);
+  emlx_release(a);
+  emlx_release(b);
+  emlx_release(c);
+}
+
 /* Each f16/bf16 kernel (those this machine lacks fall back to the default). */
 static void test_lowp_kernels(void) {
-  const char *kernels[] = {"generic", "avx512-fma", "avx512-bf16", "amx-bf16"};
-  for (int k = 0; k < 4; k++) {
+  const char *kernels[] = {"generic", "avx2-fma", "avx512-fma", "avx512-bf16", "amx-bf16"};
+  for (int k = 0; k < 5; k++) {
     setenv("EMLX_MATMUL_KERNEL", kernels[k], 1);
     for (int t = 0; t < 2; t++) {
       emlx_dtype d = t ? EMLX_BFLOAT16 : EMLX_FLOAT16;
@@ -284,6 +320,7 @@ static void test_lowp_kernels(void) {
       check_matmul(d, (int64_t[]){150, 600}, 2, (int64_t[]){600, 70}, 2, kernels[k]);
       check_views(d, 33, 65, 40);
       test_random_values(d, d == EMLX_FLOAT16 ? 1e-5 : 1e-3);
+      check_store_rounding(d, kernels[k]);
     }
   }
   unsetenv("EMLX_MATMUL_KERNEL");

@@ -253,6 +253,22 @@ static void test_semantics(void) {
   emlx_release(mx);
   emlx_release(mn);
   emlx_release(a);
+  /* The same through the channels driver (last axis untouched; f32 max and
+   * min run in f32 there): NaN as the first and as the second tap. */
+  double cv[15] = {1, (double)NAN, 1, (double)NAN, 1, 2, 3, 3, (double)NAN, -2, -2, -2, 5, 5, 5};
+  emlx_array *a2 = tu_make(EMLX_FLOAT32, (int64_t[]){5, 3}, 2, cv);
+  int64_t w2d[2] = {2, 1}, s2d[2] = {2, 1}, lo2d[2] = {0, 0}, hi2d[2] = {3, 0};
+  emlx_window_options o2d = {.strides = s2d, .padding_high = hi2d, .padding_low = lo2d};
+  emlx_array *mx2 = emlx_window_max(a2, w2d, 2, &o2d), *mn2 = emlx_window_min(a2, w2d, 2, &o2d);
+  double nan = (double)NAN, inf = (double)INFINITY;
+  double rmax2[12] = {nan, nan, 2, 3, 3, nan, 5, 5, 5, -inf, -inf, -inf};
+  double rmin2[12] = {nan, nan, 1, -2, -2, nan, 5, 5, 5, inf, inf, inf};
+  int64_t osh2d[2] = {4, 3};
+  tu_check_array(mx2, EMLX_FLOAT32, osh2d, 2, rmax2, 0, "max NaN/identity, channels");
+  tu_check_array(mn2, EMLX_FLOAT32, osh2d, 2, rmin2, 0, "min NaN/identity, channels");
+  emlx_release(mx2);
+  emlx_release(mn2);
+  emlx_release(a2);
   /* integer sums wrap; int max identity is the dtype minimum */
   double iv[3] = {100, 100, -128};
   emlx_array *b = tu_make1(EMLX_INT8, 3, iv);

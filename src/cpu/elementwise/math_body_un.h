@@ -88,7 +88,11 @@ MB_UN_FLOAT(u_acosh, mv_acosh_f32, mv_acosh_f64)
 MB_UN_FLOAT(u_atanh, mv_atanh_f32, mv_atanh_f64)
 MB_UN_FLOAT(u_erf, mv_erf_f32, mv_erf_f64)
 MB_UN_FLOAT(u_erfinv, t_erfinv_f32, mf_erfinv_tile_f64)
+#ifdef MV_HAS_SIGMOID_F32
+MB_UN_FLOAT(u_sigmoid, mv_sigmoid_fast_f32, t_sigmoid_f64)
+#else
 MB_UN_FLOAT(u_sigmoid, mf_sigmoid_tile_f32, t_sigmoid_f64)
+#endif
 
 /* ---- integers ------------------------------------------------------------------- */
 #define MU_SINT_GEN(SUF, T, UT, BITS)                                                              \

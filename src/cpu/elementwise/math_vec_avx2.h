@@ -92,5 +92,83 @@ MV_BIN_F64(mv_atan2_f64, Sleef_atan2d4_u10avx2)
 MV_BIN_F32(mv_pow_f32, Sleef_powf8_u10avx2)
 MV_BIN_F64(mv_pow_f64, Sleef_powd4_u10avx2)
 
+/* tanh and sigmoid over 8 f32 lanes: math_fn.h's mf_tanhf and mf_sigmoidf
+ * (with mf_expf) written lane-wise, operation for operation (the same FMAs,
+ * the same IEEE division), so they give the values of those functions, and
+ * their ulp bounds, bit for bit. GCC does not vectorise the scalar loops for
+ * AVX2 (their selects are control flow to it without mask registers): they
+ * ran one element at a time. */
+static inline __m256 mv_tanh8(__m256 x) {
+  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256 shifter = _mm256_set1_ps(12582912.0f);
+  __m256 ax = _mm256_and_ps(x, absm), s = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(0.0017369359266012907f);
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-0.007657255511730909f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(0.021452033892273903f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-0.053892724215984344f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(0.1333269476890564f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-0.33333316445350647f));
+  __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(ax, s), p, ax);
+  /* min_ps gives its second operand for NaN, as y < 20 ? y : 20 does. */
+  __m256 y = _mm256_min_ps(_mm256_mul_ps(_mm256_set1_ps(2.0f), ax), _mm256_set1_ps(20.0f));
+  __m256 k = _mm256_fmadd_ps(y, _mm256_set1_ps(1.44269504088896341f), shifter);
+  __m256 n = _mm256_sub_ps(k, shifter);
+  __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_castps_si256(shifter));
+  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693359375f), y);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+  __m256 q = _mm256_set1_ps(0.001381461275741458f);
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.008368710055947304f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.04166838899254799f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.1666652113199234f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.4999999403953552f));
+  __m256 pe = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(r, r), q, r), _mm256_set1_ps(1.0f));
+  __m256 e = _mm256_castsi256_ps(
+      _mm256_add_epi32(_mm256_castps_si256(pe), _mm256_slli_epi32(ni, 23)));
+  __m256 large = _mm256_sub_ps(
+      _mm256_set1_ps(1.0f), _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+  __m256 big = _mm256_cmp_ps(ax, _mm256_set1_ps(0.75f), _CMP_GE_OQ); /* NaN: small, stays NaN */
+  __m256 t = _mm256_blendv_ps(small, large, big);
+  return _mm256_or_ps(t, _mm256_andnot_ps(absm, x));
+}
+MV_UN_F32(mv_tanh_fast_f32, mv_tanh8)
+#define MV_HAS_TANH_F32 1
+
+/* mf_expf for y <= 0 or NaN (what sigmoid asks). */
+static inline __m256 mv_exp_nonpos8(__m256 y) {
+  const __m256 shifter = _mm256_set1_ps(12582912.0f);
+  /* y < 89 ? y : 89, then yc > -104 ? yc : -104 (NaN ends at -104, as there). */
+  __m256 yc = _mm256_min_ps(y, _mm256_set1_ps(89.0f));
+  yc = _mm256_max_ps(yc, _mm256_set1_ps(-104.0f));
+  __m256 k = _mm256_fmadd_ps(yc, _mm256_set1_ps(1.44269504088896341f), shifter);
+  __m256 n = _mm256_sub_ps(k, shifter);
+  __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_castps_si256(shifter));
+  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693359375f), yc);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+  __m256 q = _mm256_set1_ps(0.001381461275741458f);
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.008368710055947304f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.04166838899254799f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.1666652113199234f));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.4999999403953552f));
+  __m256 p = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(r, r), q, r), _mm256_set1_ps(1.0f));
+  /* n1 = ni / 2 rounded toward zero (C's division), n2 = ni - n1. */
+  __m256i n1 = _mm256_srai_epi32(_mm256_add_epi32(ni, _mm256_srli_epi32(ni, 31)), 1);
+  __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  __m256 e = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  return _mm256_blendv_ps(e, y, _mm256_cmp_ps(y, y, _CMP_UNORD_Q));
+}
+
+static inline __m256 mv_sigmoid8(__m256 x) {
+  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  __m256 e = mv_exp_nonpos8(_mm256_xor_ps(_mm256_and_ps(x, absm), _mm256_set1_ps(-0.0f)));
+  __m256 d = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+  __m256 t = _mm256_blendv_ps(d, _mm256_mul_ps(e, d), neg);
+  return _mm256_blendv_ps(t, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+MV_UN_F32(mv_sigmoid_fast_f32, mv_sigmoid8)
+#define MV_HAS_SIGMOID_F32 1
 
 #endif

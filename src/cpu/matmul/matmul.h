@@ -87,7 +87,7 @@ typedef struct emlx_mm_lowp_kernel {
    * every A micro-panel of the block passes it. */
   void (*micro_part)(int64_t k0, int64_t k1, const void *ap, const void *bp, float *acc,
                      bool first, bool last, void *c, int64_t ldc, int mv, int nv,
-                     const void *pf, int64_t pf_bytes);
+                     emlx_dtype dtype, const void *pf, int64_t pf_bytes);
   int64_t kc;
   /* Per-thread set-up and tear-down around a run of micro calls (AMX tile
    * configuration); NULL when not needed. */
@@ -98,6 +98,7 @@ typedef struct emlx_mm_lowp_kernel {
 /* The kernels compiled for this machine (NULL when the ISA or the OS lacks
  * what they need). */
 const emlx_mm_lowp_kernel *emlx_mm_lowp_generic(emlx_dtype dtype);
+const emlx_mm_lowp_kernel *emlx_mm_lowp_avx2(emlx_dtype dtype);   /* f32 FMA, AVX2 */
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx512(emlx_dtype dtype); /* f32 FMA */
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx512bf16(void);         /* vdpbf16ps */
 const emlx_mm_lowp_kernel *emlx_mm_lowp_amx(void);                /* AMX-BF16 */

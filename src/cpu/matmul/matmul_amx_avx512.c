@@ -152,7 +152,9 @@ AMX_TARGET static void amx_micro(int64_t kpad, const void *ap, const void *bp, v
 
 AMX_TARGET static void amx_micro_part(int64_t k0, int64_t k1, const void *ap, const void *bp,
                                       float *acc, bool first, bool last, void *c, int64_t ldc,
-                                      int mv, int nv, const void *pf, int64_t pf_bytes) {
+                                      int mv, int nv, emlx_dtype dtype, const void *pf,
+                                      int64_t pf_bytes) {
+  (void)dtype; /* bf16 only */
   if (first) {
     _tile_zero(0);
     _tile_zero(1);

@@ -11,10 +11,11 @@
  *
  * Kernel choice, at run time: bf16 uses AMX tiles when the CPU has AMX-BF16
  * and the OS grants the tile state, else AVX-512 BF16 (vdpbf16ps), else the
- * AVX-512 f32 FMA kernel on panels widened while packing, else the portable
- * kernel below; f16 uses the AVX-512 f32 FMA kernel (AVX-512 FP16
- * arithmetic would accumulate in f16) or the portable kernel. EMLX_ISA caps
- * the choice like every other kernel (isa.h). */
+ * AVX-512 f32 FMA kernel on panels widened while packing; f16 uses the
+ * AVX-512 f32 FMA kernel (AVX-512 FP16 arithmetic would accumulate in
+ * f16). Below AVX-512 both use the AVX2 + FMA + F16C f32 kernel on widened
+ * panels (matmul_lowp_avx2.c); the portable kernel below is for machines
+ * without AVX2. EMLX_ISA caps the choice like every other kernel (isa.h). */
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -133,25 +134,27 @@ bool emlx_mm_amx_usable(void) {
   return s == 1;
 }
 
-/* EMLX_MATMUL_KERNEL=generic|avx512-fma|avx512-bf16|amx-bf16 forces one
- * kernel (when this machine has it): the reference mode the tests use to
- * check every kernel against the same references. */
+/* EMLX_MATMUL_KERNEL=generic|avx2-fma|avx512-fma|avx512-bf16|amx-bf16
+ * forces one kernel (when this machine has it): the reference mode the
+ * tests use to check every kernel against the same references. */
 static const emlx_mm_lowp_kernel *choose(emlx_dtype dt) {
   const emlx_cpu_isa *isa = emlx_cpu_isa_get();
   bool avx512 = strcmp(isa->name, "avx512") == 0;
+  bool avx2 = avx512 || strcmp(isa->name, "avx2") == 0;
   const emlx_mm_lowp_kernel *amx = avx512 && dt == EMLX_BFLOAT16 ? emlx_mm_lowp_amx() : NULL;
   const emlx_mm_lowp_kernel *dp = avx512 && dt == EMLX_BFLOAT16 ? emlx_mm_lowp_avx512bf16() : NULL;
   const emlx_mm_lowp_kernel *fma = avx512 ? emlx_mm_lowp_avx512(dt) : NULL;
+  const emlx_mm_lowp_kernel *fma2 = avx2 ? emlx_mm_lowp_avx2(dt) : NULL;
   const char *force = getenv("EMLX_MATMUL_KERNEL");
   if (force) {
-    const emlx_mm_lowp_kernel *all[3] = {amx, dp, fma};
-    for (int i = 0; i < 3; i++)
+    const emlx_mm_lowp_kernel *all[4] = {amx, dp, fma, fma2};
+    for (int i = 0; i < 4; i++)
       if (all[i] && strcmp(all[i]->name, force) == 0)
         return all[i];
     if (strcmp(force, "generic") == 0)
       return &generic_kernel;
   }
-  return amx ? amx : dp ? dp : fma ? fma : &generic_kernel;
+  return amx ? amx : dp ? dp : fma ? fma : fma2 ? fma2 : &generic_kernel;
 }
 
 /* ---- the driver ------------------------------------------------------------ */
@@ -201,7 +204,7 @@ static void run_panel(const lowp_ctx *x, const char *apack, int64_t i0, int64_t 
         int64_t p0 = pf_total * call / ncalls / 64 * 64;
         int64_t p1 = pf_total * (call + 1) / ncalls / 64 * 64;
         k->micro_part(k0, k1, apack + s * (int64_t)x->a_panel_bytes, bp, acc[s], k0 == 0,
-                      k1 == x->kpad, c, g->ldc, mv, nv,
+                      k1 == x->kpad, c, g->ldc, mv, nv, g->dtype,
                       p1 > p0 ? bp + x->b_panel_bytes + p0 : NULL, p1 - p0);
       }
     }

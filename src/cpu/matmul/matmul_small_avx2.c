@@ -7,7 +7,8 @@
  * broadcast from any strides, the tail of N masked. The rows handled at once
  * shrink as N grows so accumulators and B vectors fit the 16 ymm registers:
  * 4 rows up to N = 16, 2 up to 32, 1 up to 64. A batch of products runs one
- * after the other in one call, with no per-product dispatch. */
+ * after the other in one call, with no per-product dispatch; a batch of
+ * contiguous 16 x 16 . 16 x 16 products has its own unmasked kernel. */
 #include <immintrin.h>
 
 #include "matmul.h"
@@ -76,13 +77,79 @@ void emlx_mm_small_f32_avx2(const emlx_gemm *g) {
     small_rows_8(A, g->a_rs, g->a_cs, B, g->b_rs, C, g->ldc, g->M, g->K, m);
 }
 
+#define MM16_AHEAD 8 /* products between a prefetch and its use */
+
+/* Rows [i, i + R) of C = A . B for 16 x 16 row-major matrices (R <= 6):
+ * 2R accumulators as named locals (an array of them GCC keeps in memory),
+ * the two halves of a B row loaded once per k for the R rows. */
+#define MM16_ROW(r)                                                                                \
+  if (R > r) {                                                                                     \
+    x = _mm256_broadcast_ss(a0 + 16 * r + k);                                                      \
+    c##r##0 = _mm256_fmadd_ps(x, b0, c##r##0);                                                     \
+    c##r##1 = _mm256_fmadd_ps(x, b1, c##r##1);                                                     \
+  }
+#define MM16_STORE(r)                                                                              \
+  if (R > r) {                                                                                     \
+    _mm256_storeu_ps(c0 + 16 * r, c##r##0);                                                        \
+    _mm256_storeu_ps(c0 + 16 * r + 8, c##r##1);                                                    \
+  }
+#define MM16_ROWS(R)                                                                               \
+  static __attribute__((noinline)) void mm16_rows_##R(const float *restrict a,                     \
+                                                      const float *restrict b, float *restrict c, \
+                                                      int i) {                                     \
+    mm16_rows(a, b, c, i, R);                                                                      \
+  }
+static inline __attribute__((always_inline)) void mm16_rows(const float *restrict a,
+                                                            const float *restrict b,
+                                                            float *restrict c, int i, const int R) {
+  const float *a0 = a + i * 16;
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  _Pragma("GCC unroll 16") for (int k = 0; k < 16; k++) {
+    __m256 b0 = _mm256_loadu_ps(b + 16 * k), b1 = _mm256_loadu_ps(b + 16 * k + 8), x;
+    MM16_ROW(0) MM16_ROW(1) MM16_ROW(2) MM16_ROW(3) MM16_ROW(4) MM16_ROW(5)
+  }
+  float *c0 = c + i * 16;
+  MM16_STORE(0) MM16_STORE(1) MM16_STORE(2) MM16_STORE(3) MM16_STORE(4) MM16_STORE(5)
+}
+
+/* 16 rows as 6 + 6 + 4: twelve FMA chains in flight where the rows allow
+ * (eight hide the FMA latency only just). Not inlined into one another:
+ * GCC would keep B's 32 vectors live across the three and spill. */
+MM16_ROWS(6)
+MM16_ROWS(4)
+static inline void mm16_f32(const float *restrict a, const float *restrict b, float *restrict c) {
+  mm16_rows_6(a, b, c, 0);
+  mm16_rows_6(a, b, c, 6);
+  mm16_rows_4(a, b, c, 12);
+}
+
 void emlx_mm_small_f32_batch_avx2(const emlx_gemm *g, int64_t count, int64_t a_bs, int64_t b_bs) {
-  emlx_gemm one = *g;
+  const float *A = g->a, *B = g->b;
+  float *C = g->c;
   int64_t c_bs = g->M * g->ldc;
+  if (g->M == 16 && g->N == 16 && g->K == 16 && g->a_rs == 16 && g->a_cs == 1 && g->b_rs == 16 &&
+      g->b_cs == 1 && g->ldc == 16) {
+    /* As on AVX-512: the operands of a product a few ahead come into L1
+     * meanwhile. */
+    for (int64_t e = 0; e < count; e++) {
+      if (e + MM16_AHEAD < count) {
+        const char *pa = (const char *)(A + (e + MM16_AHEAD) * a_bs);
+        const char *pb = (const char *)(B + (e + MM16_AHEAD) * b_bs);
+        _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) {
+          _mm_prefetch(pa + 64 * l, _MM_HINT_T0);
+          _mm_prefetch(pb + 64 * l, _MM_HINT_T0);
+        }
+      }
+      mm16_f32(A + e * a_bs, B + e * b_bs, C + e * c_bs);
+    }
+    return;
+  }
+  emlx_gemm one = *g;
   for (int64_t e = 0; e < count; e++) {
-    one.a = (const float *)g->a + e * a_bs;
-    one.b = (const float *)g->b + e * b_bs;
-    one.c = (float *)g->c + e * c_bs;
+    one.a = A + e * a_bs;
+    one.b = B + e * b_bs;
+    one.c = C + e * c_bs;
     emlx_mm_small_f32_avx2(&one);
   }
 }

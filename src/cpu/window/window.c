@@ -11,7 +11,8 @@
  *  - generic: any window; per output element, per axis, the range of taps
  *    inside the input is computed once (padding taps hold the identity and
  *    are skipped), then an odometer walks the taps.
- * Floats accumulate in double (sums and products round once), integers in 64
+ * Floats accumulate in double (sums and products round once; f32 max and
+ * min, exact anyway, run in f32 in the channels driver), integers in 64
  * bits with wrapping arithmetic, bool as 0/1 (sum: any, product: all). */
 #include <float.h>
 #include <math.h>
@@ -225,6 +226,41 @@ WIN_KERNELS(bf16, uint16_t, F, double, LD_BF16, ST_BF16, -INFINITY, INFINITY)
 WIN_KERNELS(f32, float, F, double, LD_F, ST_F32, -INFINITY, INFINITY)
 WIN_KERNELS(f64, double, F, double, LD_F, ST_F64, -INFINITY, INFINITY)
 
+/* f32 max and min in the channels driver: the result is one of the inputs,
+ * so they run in f32 (not double, as the generated kernels do), four or
+ * more lanes per instruction, the same values bit for bit (a NaN tap
+ * wins, as MAX_F / MIN_F say). */
+#define WIN_CHAN_F32(NAME, BETTER, IDENT)                                                          \
+  static void NAME(void *vc, int64_t j0, int64_t j1) {                                             \
+    const win_ctx *c = vc;                                                                         \
+    const float *in = c->in;                                                                       \
+    float *out = c->out;                                                                           \
+    int r = c->ndim - 1;                                                                           \
+    int64_t C = c->chans;                                                                          \
+    int64_t oc[EMLX_MAX_NDIM], kmin[EMLX_MAX_NDIM], kmax[EMLX_MAX_NDIM], kc[EMLX_MAX_NDIM];        \
+    unravel(j0, c->oshape, r, oc);                                                                 \
+    for (int64_t j = j0; j < j1; j++) {                                                            \
+      float *o = out + j * C;                                                                      \
+      for (int64_t t = 0; t < C; t++)                                                              \
+        o[t] = (IDENT);                                                                            \
+      int64_t off;                                                                                 \
+      if (taps_begin(c, r, oc, kmin, kmax, kc, &off)) {                                            \
+        do {                                                                                       \
+          const float *p = in + off;                                                               \
+          for (int64_t t = 0; t < C; t++) {                                                        \
+            float v = p[t], a = o[t];                                                              \
+            o[t] = (BETTER(v, a) || v != v) ? v : a;                                               \
+          }                                                                                        \
+        } while (taps_next(c, r, kmin, kmax, kc, &off));                                           \
+      }                                                                                            \
+      odo_inc(oc, c->oshape, r);                                                                   \
+    }                                                                                              \
+  }
+#define WIN_GT(v, a) ((v) > (a))
+#define WIN_LT(v, a) ((v) < (a))
+WIN_CHAN_F32(win_chan_max_f32, WIN_GT, -INFINITY)
+WIN_CHAN_F32(win_chan_min_f32, WIN_LT, INFINITY)
+
 typedef struct win_fns {
   emlx_range_fn generic, chan;
 } win_fns;
@@ -282,7 +318,12 @@ int emlx_cpu_window_reduce(const emlx_node *node, emlx_array *const *inputs,
     c.chans = l->n;
     int64_t rows = out->size / c.chans;
     int64_t grain = 65536 / (taps * c.chans) + 1;
-    emlx__parallel_for(rows, grain, fns->chan, &c);
+    emlx_range_fn fn = fns->chan;
+    if (a->dtype == EMLX_FLOAT32 && c.op == EMLX_WINDOW_MAX)
+      fn = win_chan_max_f32;
+    else if (a->dtype == EMLX_FLOAT32 && c.op == EMLX_WINDOW_MIN)
+      fn = win_chan_min_f32;
+    emlx__parallel_for(rows, grain, fn, &c);
   } else {
     int64_t grain = 65536 / taps + 1;
     emlx__parallel_for(out->size, grain, fns->generic, &c);
