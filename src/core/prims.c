@@ -110,6 +110,8 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_TRI_INV] = {"tri_inv", 1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_PINV] = {"linalg_pinv", 1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_FFT] = {"fft", 1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_ROW_REDUCE] = {"row_reduce", 1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_ROW_SOFTMAX] = {"row_softmax", 1, EMLX_CLASS_OTHER},
 };
 
 _Static_assert(sizeof emlx_prim_table / sizeof emlx_prim_table[0] == EMLX_PRIM_COUNT,

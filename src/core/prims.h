@@ -141,6 +141,10 @@ typedef enum emlx_prim {
   /* ---- FFT family (include/emlx/fft.h) ---- */
   EMLX_PRIM_FFT,
 
+  /* ---- statistics and softmax (include/emlx/reduce.h; params_rowwise.h) ---- */
+  EMLX_PRIM_ROW_REDUCE,  /* mean, var, std, logsumexp over trailing axes */
+  EMLX_PRIM_ROW_SOFTMAX, /* softmax, log_softmax over trailing axes */
+
   EMLX_PRIM_COUNT
 } emlx_prim;
 
