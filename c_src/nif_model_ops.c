@@ -22,24 +22,24 @@ NIF_HANDLER(h_mean) {
 
 NIF_HANDLER(h_var) {
   INT_ARG(ddof, 3, "ddof");
-  return nif_ok_tensor(
-      c, emlx_var(a[0].array, ALL_IF_EMPTY(a[1]), NALL_IF_EMPTY(a[1]), a[2].b, ddof));
+  return nif_ok_tensor(c,
+                       emlx_var(a[0].array, ALL_IF_EMPTY(a[1]), NALL_IF_EMPTY(a[1]), a[2].b, ddof));
 }
 
 NIF_HANDLER(h_std) {
   INT_ARG(ddof, 3, "ddof");
-  return nif_ok_tensor(
-      c, emlx_std(a[0].array, ALL_IF_EMPTY(a[1]), NALL_IF_EMPTY(a[1]), a[2].b, ddof));
+  return nif_ok_tensor(c,
+                       emlx_std(a[0].array, ALL_IF_EMPTY(a[1]), NALL_IF_EMPTY(a[1]), a[2].b, ddof));
 }
 
 NIF_HANDLER(h_logsumexp) {
-  return nif_ok_tensor(
-      c, emlx_logsumexp(a[0].array, ALL_IF_EMPTY(a[1]), NALL_IF_EMPTY(a[1]), a[2].b));
+  return nif_ok_tensor(c,
+                       emlx_logsumexp(a[0].array, ALL_IF_EMPTY(a[1]), NALL_IF_EMPTY(a[1]), a[2].b));
 }
 
 NIF_HANDLER(h_softmax) {
-  return nif_ok_tensor(
-      c, emlx_softmax(a[0].array, ALL_IF_EMPTY(a[1]), NALL_IF_EMPTY(a[1]), a[2].b));
+  return nif_ok_tensor(c,
+                       emlx_softmax(a[0].array, ALL_IF_EMPTY(a[1]), NALL_IF_EMPTY(a[1]), a[2].b));
 }
 
 NIF_HANDLER(h_log_softmax) {
@@ -163,8 +163,8 @@ NIF_HANDLER(h_split) {
   emlx_array **out = enif_alloc(sizeof(emlx_array *) * (size_t)n);
   if (!out)
     return nif_error(c, "out of memory");
-  ERL_NIF_TERM r = emlx_split(a[0].array, n, axis, out) == 0 ? ok_list(c, out, n)
-                                                              : nif_engine_error(c);
+  ERL_NIF_TERM r =
+      emlx_split(a[0].array, n, axis, out) == 0 ? ok_list(c, out, n) : nif_engine_error(c);
   enif_free(out);
   return r;
 }

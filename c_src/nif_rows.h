@@ -166,7 +166,7 @@
   X(linalg_solve_triangular, "linalg_solve_triangular", "ttbbib", 0, h_linalg_solve_triangular)    \
   X(linalg_svd, "linalg_svd", "tbb", 0, h_linalg_svd)                                              \
   X(tri_inv, "tri_inv", "tb", 0, h_tri_inv)                                                        \
-  /* ---- MLX's everyday model ops (nif_model_ops.c) ----------------------- */                   \
+  /* ---- MLX's everyday model ops (nif_model_ops.c) ----------------------- */                    \
   X(mean, "mean", "tAb", 0, h_mean)                                                                \
   X(var, "var", "tAbi", 0, h_var)                                                                  \
   X(std, "std", "tAbi", 0, h_std)                                                                  \

@@ -91,9 +91,10 @@ static void test_predicates_and_nan_to_num(void) {
     emlx_dtype d = fdts[t];
     emlx_array *a = tu_make1(d, 6, v);
     double rf[6], rp[6], rn[6], r0[6], r1[6];
-    double big = d == EMLX_FLOAT16 ? 65504 : d == EMLX_BFLOAT16 ? 0x1.fep127
-                                         : d == EMLX_FLOAT32   ? (double)FLT_MAX
-                                                               : DBL_MAX;
+    double big = d == EMLX_FLOAT16    ? 65504
+                 : d == EMLX_BFLOAT16 ? 0x1.fep127
+                 : d == EMLX_FLOAT32  ? (double)FLT_MAX
+                                      : DBL_MAX;
     for (int i = 0; i < 6; i++) {
       double x = tu_quant(d, v[i]);
       rf[i] = isfinite(x);
@@ -120,7 +121,8 @@ static void test_predicates_and_nan_to_num(void) {
   }
   /* integers: all finite, nan_to_num the identity */
   const double iv[3] = {-1, 0, 7};
-  emlx_array *i = tu_make1(EMLX_INT16, 3, iv), *f = emlx_isfinite(i), *z = emlx_nan_to_num(i, 0, NULL, NULL);
+  emlx_array *i = tu_make1(EMLX_INT16, 3, iv), *f = emlx_isfinite(i),
+             *z = emlx_nan_to_num(i, 0, NULL, NULL);
   const double ones[3] = {1, 1, 1};
   tu_check_array(f, EMLX_BOOL, (int64_t[]){3}, 1, ones, 0, "isfinite int16");
   tu_check_array(z, EMLX_INT16, (int64_t[]){3}, 1, iv, 0, "nan_to_num int16");
@@ -155,9 +157,10 @@ static void test_square_reciprocal(void) {
   emlx_release(r);
   emlx_array *i = tu_make1(EMLX_INT32, 5, (double[]){-3, 2, 0, 7, 4});
   emlx_array *ri = emlx_reciprocal(i), *si = emlx_square(i);
-  tu_check_array(ri, EMLX_FLOAT32, (int64_t[]){5}, 1, ((double[]){-1.0 / 3, 0.5, INFINITY, 1.0 / 7, 0.25}), 0,
-                 "reciprocal int32");
-  tu_check_array(si, EMLX_INT32, (int64_t[]){5}, 1, ((double[]){9, 4, 0, 49, 16}), 0, "square int32");
+  tu_check_array(ri, EMLX_FLOAT32, (int64_t[]){5}, 1,
+                 ((double[]){-1.0 / 3, 0.5, INFINITY, 1.0 / 7, 0.25}), 0, "reciprocal int32");
+  tu_check_array(si, EMLX_INT32, (int64_t[]){5}, 1, ((double[]){9, 4, 0, 49, 16}), 0,
+                 "square int32");
   emlx_release(ri);
   emlx_release(si);
   emlx_release(i);

@@ -256,7 +256,8 @@ static void test_put_along_axis(void) {
       ref[b * 20 + tk[k] * 5 + k] = 9;
   tu_check_array(r, EMLX_FLOAT32, ((int64_t[]){3, 4, 5}), 3, ref, 0, "put_along_axis broadcast");
   emlx_release(r);
-  emlx_array *bad = tu_make(EMLX_INT64, (int64_t[]){2, 1, 5}, 3, (double[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  emlx_array *bad =
+      tu_make(EMLX_INT64, (int64_t[]){2, 1, 5}, 3, (double[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
   CHECK_NULL_ERR(emlx_put_along_axis(a, bad, z, 1, NULL));
   CHECK_NULL_ERR(emlx_put_along_axis(a, i2, z, 3, NULL));
   emlx_array *flat1 = tu_make1(EMLX_INT32, 2, (double[]){0, 0});

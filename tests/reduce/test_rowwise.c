@@ -9,8 +9,8 @@
 #include "test_util.h"
 
 enum { OP_MEAN, OP_VAR, OP_STD, OP_LSE, OP_SOFTMAX, OP_LOGSM, OP_COUNT };
-static const char *const op_name[OP_COUNT] = {"mean", "var", "std", "logsumexp", "softmax",
-                                              "log_softmax"};
+static const char *const op_name[OP_COUNT] = {"mean",      "var",     "std",
+                                              "logsumexp", "softmax", "log_softmax"};
 
 static emlx_array *run(int op, emlx_array *a, const int *axes, int naxes, bool keep, int ddof) {
   switch (op) {
@@ -62,8 +62,8 @@ static double ref_stat(int op, const double *x, int64_t n, int ddof) {
 
 /* References for op over the axes (mask) of x (shape, nd): ref gets one value
  * per output element, in the output's row-major order (for softmax: x's). */
-static void ref_op(int op, const double *x, const int64_t *shape, int nd, const bool *mask, int ddof,
-                   double *ref) {
+static void ref_op(int op, const double *x, const int64_t *shape, int nd, const bool *mask,
+                   int ddof, double *ref) {
   int64_t n = tu_numel(shape, nd), rowlen = 1, nrows = 1;
   int64_t kshape[16], rshape[16];
   int nk = 0, nr = 0;
@@ -121,7 +121,7 @@ static bool close_at(const double *got, const double *ref, int64_t n, double rel
                      const char *what, int line) {
   int64_t bad = 0;
   for (int64_t i = 0; i < n; i++) {
-    bool ok = isnan(ref[i]) ? isnan(got[i])
+    bool ok = isnan(ref[i])   ? isnan(got[i])
               : isinf(ref[i]) ? got[i] == ref[i]
                               : fabs(got[i] - ref[i]) <= rel * fabs(ref[i]) + abs_tol;
     if (!ok && bad++ < 4)
@@ -135,13 +135,15 @@ static bool close_at(const double *got, const double *ref, int64_t n, double rel
  * softmax's x - max is rounded in f32, so its error grows with |x - max|
  * (inputs here lie within 8 of each other). */
 static void tol(int op, emlx_dtype d, double *rel, double *abs_tol) {
-  double u = d == EMLX_FLOAT64 ? 0x1p-52 : d == EMLX_FLOAT16 ? 0x1p-10 : d == EMLX_BFLOAT16 ? 0x1p-7
-                                                                                           : 0x1p-23;
+  double u = d == EMLX_FLOAT64    ? 0x1p-52
+             : d == EMLX_FLOAT16  ? 0x1p-10
+             : d == EMLX_BFLOAT16 ? 0x1p-7
+                                  : 0x1p-23;
   bool low = d == EMLX_FLOAT16 || d == EMLX_BFLOAT16;
   *abs_tol = 0;
   if (op <= OP_STD) {
     *rel = d == EMLX_FLOAT64 ? 1e-12 : 1.01 * u; /* f64: the f64 sums' own error */
-    *abs_tol = d == EMLX_FLOAT64 ? 1e-15 : 0; /* var of equal values: 0 */
+    *abs_tol = d == EMLX_FLOAT64 ? 1e-15 : 0;    /* var of equal values: 0 */
   } else if (op == OP_SOFTMAX) {
     *rel = low ? 1.01 * u : d == EMLX_FLOAT64 ? 1e-12 : 24 * u;
   } else {
@@ -163,8 +165,8 @@ static void out_shape(int op, const int64_t *shape, int nd, const bool *mask, bo
 }
 
 /* One op on a (whose logical values are x, in x's dtype-quantised form). */
-static void check_case(int op, emlx_array *a, const double *x, const int *axes, int naxes, bool keep,
-                       int ddof, const char *what) {
+static void check_case(int op, emlx_array *a, const double *x, const int *axes, int naxes,
+                       bool keep, int ddof, const char *what) {
   int nd = emlx_ndim(a);
   const int64_t *shape = emlx_shape(a);
   bool mask[16] = {false};
@@ -177,10 +179,10 @@ static void check_case(int op, emlx_array *a, const double *x, const int *axes, 
   int ond;
   out_shape(op, shape, nd, mask, keep, os, &ond);
   emlx_dtype in = emlx_array_dtype(a);
-  emlx_dtype want = (in == EMLX_FLOAT16 || in == EMLX_BFLOAT16 || in == EMLX_FLOAT32 ||
-                     in == EMLX_FLOAT64)
-                        ? in
-                        : EMLX_FLOAT32;
+  emlx_dtype want =
+      (in == EMLX_FLOAT16 || in == EMLX_BFLOAT16 || in == EMLX_FLOAT32 || in == EMLX_FLOAT64)
+          ? in
+          : EMLX_FLOAT32;
   int64_t on = tu_numel(os, ond);
   double *ref = malloc((size_t)(on > 0 ? on : 1) * sizeof(double));
   ref_op(op, x, shape, nd, mask, ddof, ref);
@@ -213,7 +215,9 @@ static double *random_values(int64_t n, emlx_dtype d, uint64_t seed, double lo, 
   for (int64_t i = 0; i < n; i++) {
     double u = tu_uniform(&rng, lo, hi);
     bool uns = d == EMLX_UINT8 || d == EMLX_UINT16 || d == EMLX_UINT32 || d == EMLX_UINT64;
-    v[i] = tu_is_float(d) ? tu_quant(d, u) : d == EMLX_BOOL ? (u > 0) : floor((uns ? fabs(u) : u) * 10);
+    v[i] = tu_is_float(d)   ? tu_quant(d, u)
+           : d == EMLX_BOOL ? (u > 0)
+                            : floor((uns ? fabs(u) : u) * 10);
   }
   return v;
 }
@@ -231,8 +235,8 @@ static void test_axes_and_dtypes(void) {
     for (int op = 0; op < OP_COUNT; op++) {
       for (size_t s = 0; s < sizeof nset / sizeof nset[0]; s++)
         for (int keep = 0; keep < 2; keep++)
-          check_case(op, a, x, sets[s], nset[s], keep, op == OP_VAR || op == OP_STD ? (int)(s % 2) : 0,
-                     "axes");
+          check_case(op, a, x, sets[s], nset[s], keep,
+                     op == OP_VAR || op == OP_STD ? (int)(s % 2) : 0, "axes");
       check_case(op, a, x, NULL, 0, false, 0, "all axes");
       int none = 0;
       check_case(op, a, x, &none, 0, false, 0, "no axes");
@@ -368,8 +372,8 @@ static void test_ddof_and_specials(void) {
   emlx_release(x);
   emlx_release(y);
 
-  const double big[3] = {1000, 1000, 999}, neg[2] = {-INFINITY, -INFINITY},
-               inf1[2] = {INFINITY, 1}, nan1[3] = {1, NAN, 2};
+  const double big[3] = {1000, 1000, 999}, neg[2] = {-INFINITY, -INFINITY}, inf1[2] = {INFINITY, 1},
+               nan1[3] = {1, NAN, 2};
   emlx_array *b = tu_make1(EMLX_FLOAT32, 3, big), *n = tu_make1(EMLX_FLOAT32, 2, neg),
              *i = tu_make1(EMLX_FLOAT32, 2, inf1), *q = tu_make1(EMLX_FLOAT32, 3, nan1);
   double want = 1000 + log(2 + exp(-1.0));
@@ -377,7 +381,8 @@ static void test_ddof_and_specials(void) {
   double *sm = NULL;
   emlx_array *s = emlx_softmax(b, NULL, 0, false);
   sm = tu_read(s);
-  CHECK(sm && fabs(sm[0] - 1 / (2 + exp(-1.0))) < 1e-6 && fabs(sm[2] - exp(-1.0) / (2 + exp(-1.0))) < 1e-6);
+  CHECK(sm && fabs(sm[0] - 1 / (2 + exp(-1.0))) < 1e-6 &&
+        fabs(sm[2] - exp(-1.0) / (2 + exp(-1.0))) < 1e-6);
   free(sm);
   emlx_release(s);
   double v = item(emlx_logsumexp(n, NULL, 0, false));
@@ -389,13 +394,15 @@ static void test_ddof_and_specials(void) {
   CHECK(isnan(item(emlx_var(i, NULL, 0, false, 0)))); /* inf - inf */
   emlx_array *arrs[3] = {n, i, q};
   for (int k = 0; k < 3; k++) {
-    emlx_array *r = emlx_softmax(arrs[k], NULL, 0, true), *l = emlx_log_softmax(arrs[k], NULL, 0, false);
+    emlx_array *r = emlx_softmax(arrs[k], NULL, 0, true),
+               *l = emlx_log_softmax(arrs[k], NULL, 0, false);
     double *rv = tu_read(r), *lv = tu_read(l);
     int64_t m = emlx_size(arrs[k]);
     bool all_nan = rv && lv;
     for (int64_t e = 0; all_nan && e < m; e++)
       all_nan = isnan(rv[e]) && isnan(lv[e]);
-    CHECK_MSG(all_nan, "softmax / log_softmax of a row with NaN or a +-inf max is NaN (case %d)", k);
+    CHECK_MSG(all_nan, "softmax / log_softmax of a row with NaN or a +-inf max is NaN (case %d)",
+              k);
     free(rv);
     free(lv);
     emlx_release(r);

@@ -24,7 +24,7 @@ int emlx_cpu_rowwise(const emlx_node *node, emlx_array *const *inputs, emlx_arra
   [EMLX_PRIM_ALL] = emlx_cpu_reduce2, [EMLX_PRIM_ANY] = emlx_cpu_reduce2,                          \
   [EMLX_PRIM_ARGMAX] = emlx_cpu_arg_reduce, [EMLX_PRIM_ARGMIN] = emlx_cpu_arg_reduce,              \
   [EMLX_PRIM_SCAN] = emlx_cpu_scan, [EMLX_PRIM_SORT] = emlx_cpu_sort,                              \
-  [EMLX_PRIM_ARGSORT] = emlx_cpu_sort, [EMLX_PRIM_ROW_REDUCE] = emlx_cpu_rowwise,                 \
+  [EMLX_PRIM_ARGSORT] = emlx_cpu_sort, [EMLX_PRIM_ROW_REDUCE] = emlx_cpu_rowwise,                  \
   [EMLX_PRIM_ROW_SOFTMAX] = emlx_cpu_rowwise,
 
 #endif

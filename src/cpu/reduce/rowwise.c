@@ -27,7 +27,7 @@
 #include "reduce/kernels.h"
 #include "rowwise.h"
 
-#define RW_SEG 65536      /* elements of one piece of a long row */
+#define RW_SEG 65536       /* elements of one piece of a long row */
 #define RW_TASK_WORK 32768 /* input elements per parallel task of short rows */
 
 typedef struct rw_job {
@@ -61,8 +61,7 @@ static const emlx_cpu_rowwise_table *rw_table(void) {
 }
 
 /* Drops size-1 dims and merges neighbours that are contiguous together. */
-static int rw_merge(const int64_t *shape, const int64_t *stride, int n, int64_t *os,
-                    int64_t *ost) {
+static int rw_merge(const int64_t *shape, const int64_t *stride, int n, int64_t *os, int64_t *ost) {
   int m = 0;
   for (int i = 0; i < n; i++) {
     if (shape[i] == 1)
@@ -179,8 +178,8 @@ static double rw_lse(double m, double s) { return isinf(m) ? m : m + log(s); }
 static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
   rw_job *j = ctx;
   int64_t n = j->rowlen;
-  size_t scratch_bytes = (j->direct ? 0 : (size_t)n * j->wes) +
-                         (j->softmax && j->unpack ? (size_t)n * j->wes : 0);
+  size_t scratch_bytes =
+      (j->direct ? 0 : (size_t)n * j->wes) + (j->softmax && j->unpack ? (size_t)n * j->wes : 0);
   char *scratch = scratch_bytes ? malloc(scratch_bytes) : NULL;
   if (scratch_bytes && !scratch) {
     atomic_store(&j->failed, 1);
@@ -193,7 +192,9 @@ static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
       double v;
       if (j->op == EMLX_ROW_LOGSUMEXP) {
         double m;
-        v = rw_max(j, w, n, &m) ? (double)NAN : isinf(m) ? m : rw_lse(m, rw_expsum(j, w, n, m, NULL));
+        v = rw_max(j, w, n, &m) ? (double)NAN
+            : isinf(m)          ? m
+                                : rw_lse(m, rw_expsum(j, w, n, m, NULL));
       } else {
         double mean = rw_sum(j, w, n) / (double)n;
         v = j->op == EMLX_ROW_MEAN ? mean : rw_var(j, rw_sqdev(j, w, n, mean), n);
@@ -325,8 +326,7 @@ static int rw_long_rows(rw_job *j) {
   return 0;
 }
 
-int emlx_cpu_rowwise(const emlx_node *node, emlx_array *const *inputs,
-                     emlx_array *const *outputs) {
+int emlx_cpu_rowwise(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs) {
   const emlx_rowwise_params *p = emlx__params(node);
   const emlx_array *in = inputs[0];
   emlx_array *out = outputs[0];

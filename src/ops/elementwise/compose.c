@@ -91,8 +91,7 @@ static double largest_finite(emlx_dtype d) {
   }
 }
 
-emlx_array *emlx_nan_to_num(emlx_array *a, double nan, const double *posinf,
-                            const double *neginf) {
+emlx_array *emlx_nan_to_num(emlx_array *a, double nan, const double *posinf, const double *neginf) {
   EMLX_CHECK_ARRAY(a, "nan_to_num");
   if (a->dtype == EMLX_COMPLEX64)
     return EMLX_FAIL_NULL("nan_to_num: complex64 is not supported");
@@ -159,6 +158,7 @@ emlx_array *emlx_tri(int64_t n, int64_t m, int64_t k, emlx_dtype dtype, emlx_dev
   emlx_array *r = c0 ? emlx_reshape(r0, rs, 2) : NULL, *c = r ? emlx_reshape(c0, cs, 2) : NULL;
   emlx_array *d = c ? emlx_subtract(c, r) : NULL;
   emlx_array *kk = d ? emlx_scalar_tensor_int(k, EMLX_INT64, dev) : NULL;
-  emlx_array *mask = kk ? emlx_less_equal(d, kk) : NULL, *out = mask ? emlx__cast(mask, dtype) : NULL;
+  emlx_array *mask = kk ? emlx_less_equal(d, kk) : NULL,
+             *out = mask ? emlx__cast(mask, dtype) : NULL;
   return done(out, 7, r0, c0, r, c, d, kk, mask);
 }

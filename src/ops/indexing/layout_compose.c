@@ -213,8 +213,7 @@ emlx_array *emlx_repeat(emlx_array *a, int64_t repeats, int axis) {
   return done(out, 2, x, b);
 }
 
-int emlx_split_at(emlx_array *a, const int64_t *indices, int nindices, int axis,
-                  emlx_array **out) {
+int emlx_split_at(emlx_array *a, const int64_t *indices, int nindices, int axis, emlx_array **out) {
   if (!a)
     return EMLX_FAIL("split: input array is NULL");
   if (nindices < 0 || (nindices > 0 && !indices) || !out)

@@ -9,9 +9,9 @@
 #include "params_rowwise.h"
 
 static const char *const rw_names[] = {
-    [EMLX_ROW_MEAN] = "mean",           [EMLX_ROW_VAR] = "var",
-    [EMLX_ROW_STD] = "std",             [EMLX_ROW_LOGSUMEXP] = "logsumexp",
-    [EMLX_ROW_SOFTMAX] = "softmax",     [EMLX_ROW_LOG_SOFTMAX] = "log_softmax",
+    [EMLX_ROW_MEAN] = "mean",       [EMLX_ROW_VAR] = "var",
+    [EMLX_ROW_STD] = "std",         [EMLX_ROW_LOGSUMEXP] = "logsumexp",
+    [EMLX_ROW_SOFTMAX] = "softmax", [EMLX_ROW_LOG_SOFTMAX] = "log_softmax",
 };
 
 /* MLX's result dtype: floats keep theirs, bool and integers give float32. */
@@ -35,8 +35,8 @@ static bool rw_perm(int ndim, const int32_t *ax, int n, int *perm) {
   return identity;
 }
 
-static emlx_array *rw_node(emlx_array *a, const int *axes, int naxes, bool keep_dims,
-                           int64_t ddof, emlx_rowwise_op op) {
+static emlx_array *rw_node(emlx_array *a, const int *axes, int naxes, bool keep_dims, int64_t ddof,
+                           emlx_rowwise_op op) {
   const char *name = rw_names[op];
   EMLX_CHECK_ARRAY(a, name);
   if (a->dtype == EMLX_COMPLEX64)
