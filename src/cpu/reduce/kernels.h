@@ -7,7 +7,8 @@
  * accumulators (reduce_acc.c) and one set of per-ISA fold loops
  * (reduce_body.h in reduce_{scalar,avx2,avx512}.c; table: reduce_fold.h).
  * Beside them: argmax / argmin (reduce_arg.c), the scans (scan.c, scan_*),
- * sort and argsort (sort.c, sort_radix.c, sort_keys.h, sort_*), and the
+ * sort and argsort (sort.c, sort_radix.c, sort_keys.h, sort_*), the fused
+ * statistics and softmax rows (rowwise.c, rowwise_body.h, rowwise_*), and the
  * dynamic chunk scheduler they use (dyn_for.c). Constructors:
  * src/ops/reduce/; tests: tests/reduce/; benchmark: bench/bench_reduce.c. */
 #ifndef EMLX_CPU_KERNELS_REDUCE_H
