@@ -463,6 +463,94 @@ static void test_errors(void) {
   emlx_release(c);
 }
 
+/* ---- inside a compiled program ------------------------------------------------- */
+static int trace_norm(void *ctx, emlx_array *const *in, size_t nin, emlx_array **out, size_t nout) {
+  (void)ctx, (void)nin, (void)nout;
+  int last = -1;
+  emlx_array *m = emlx_mean(in[0], &last, 1, true), *v = emlx_var(in[0], &last, 1, true, 0);
+  emlx_array *d = emlx_subtract(in[0], m);
+  out[0] = emlx_divide(d, v);
+  out[1] = emlx_softmax(in[0], &last, 1, false);
+  out[2] = emlx_logsumexp(in[0], NULL, 0, false);
+  emlx_release(m);
+  emlx_release(v);
+  emlx_release(d);
+  return out[0] && out[1] && out[2] ? 0 : -1;
+}
+
+static void test_compiled(void) {
+  const int64_t shape[2] = {6, 33};
+  emlx_template tpl = {EMLX_FLOAT32, 2, shape};
+  emlx_program *p = emlx_compile(trace_norm, NULL, &tpl, 1, 3);
+  CHECK_NOT_NULL(p);
+  for (int round = 0; p && round < 2; round++) {
+    double *x = random_values(198, EMLX_FLOAT32, 500 + round, -3, 3);
+    emlx_array *a = tu_make(EMLX_FLOAT32, shape, 2, x);
+    emlx_array *got[3] = {NULL, NULL, NULL};
+    CHECK_OK(emlx_program_run(p, &a, 1, got, 3));
+    emlx_array *want[3] = {NULL, NULL, NULL};
+    CHECK_OK(trace_norm(NULL, &a, 1, want, 3));
+    for (int k = 0; k < 3; k++) {
+      double *g = got[k] ? tu_read(got[k]) : NULL, *w = want[k] ? tu_read(want[k]) : NULL;
+      bool same = g && w && emlx_size(got[k]) == emlx_size(want[k]);
+      for (int64_t i = 0; same && i < emlx_size(got[k]); i++)
+        same = g[i] == w[i];
+      CHECK_MSG(same, "compiled output %d equals the eager one (round %d)", k, round);
+      free(g);
+      free(w);
+      emlx_release(got[k]);
+      emlx_release(want[k]);
+    }
+    double *back = tu_read(a); /* the program never writes its input */
+    bool untouched = back != NULL;
+    for (int i = 0; untouched && i < 198; i++)
+      untouched = back[i] == x[i];
+    CHECK(untouched);
+    free(back);
+    emlx_release(a);
+    free(x);
+  }
+  emlx_program_release(p);
+}
+
+/* ---- softmax writing over its donated input -------------------------------------- */
+static void test_donated(void) {
+  /* round 0: one long row (all axes, cut into pieces); round 1: short rows */
+  for (int short_rows = 0; short_rows < 2; short_rows++) {
+    const int64_t shape[2] = {short_rows ? 700 : 5, short_rows ? 501 : 70001};
+    int64_t n = shape[0] * shape[1];
+    double *x = random_values(n, EMLX_FLOAT32, 700 + short_rows, -2, 2),
+           *ex = malloc(n * sizeof(double));
+    for (int64_t i = 0; i < n; i++)
+      ex[i] = tu_quant(EMLX_FLOAT32, x[i] * 2);
+    emlx_array *a = tu_make(EMLX_FLOAT32, shape, 2, x);
+    emlx_array *two = emlx_scalar_tensor(2, EMLX_FLOAT32, EMLX_CPU);
+    emlx_array *t = emlx_multiply(a, two); /* a fresh buffer only the softmax holds */
+    int ax = -1;
+    emlx_array *s = emlx_softmax(t, short_rows ? &ax : NULL, short_rows ? 1 : 0, false);
+    emlx_release(t); /* now only the softmax node holds it: its buffer is donated */
+    int last = -1;
+    emlx_array *t2 = emlx_multiply(a, two), *l = emlx_log_softmax(t2, &last, 1, false);
+    emlx_release(t2);
+    bool mask[2] = {short_rows ? false : true, true}, m1[2] = {false, true};
+    double *ref = malloc(n * sizeof(double)), *got = tu_read(s);
+    ref_op(OP_SOFTMAX, ex, shape, 2, mask, 0, ref);
+    close_at(got, ref, n, 24 * 0x1p-23, 0, "softmax over a donated input", __LINE__);
+    free(got);
+    got = tu_read(l);
+    ref_op(OP_LOGSM, ex, shape, 2, m1, 0, ref);
+    close_at(got, ref, n, 64 * 0x1p-23, 4e-6, "log_softmax over a donated input", __LINE__);
+    free(got);
+    free(ref);
+    emlx_release(s);
+    emlx_release(l);
+    emlx_release(two);
+    emlx_release(a);
+    free(x);
+    free(ex);
+  }
+}
+
 int main(void) {
   test_axes_and_dtypes();
   test_layouts();
@@ -470,6 +558,8 @@ int main(void) {
   test_empty();
   test_ddof_and_specials();
   test_errors();
+  test_compiled();
+  test_donated();
   tu_run_isa_variants();
   return tu_finish();
 }
