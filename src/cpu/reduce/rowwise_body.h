@@ -15,8 +15,10 @@ typedef double rw_v8d_u __attribute__((vector_size(64), aligned(8), may_alias));
 
 #define RW_TILE 256 /* elements staged for exp */
 
-static double rw_fold(rw_v8d a0, rw_v8d a1) {
-  rw_v8d t = a0 + a1;
+/* By pointer: a 64-byte vector passed by value would change the ABI on the
+ * ISAs without AVX-512 (GCC's -Wpsabi) when this is not inlined. */
+static double rw_fold(const rw_v8d *a0, const rw_v8d *a1) {
+  rw_v8d t = *a0 + *a1;
   for (int w = 4; w >= 1; w /= 2)
     for (int j = 0; j < w; j++)
       t[j] += t[j + w];
@@ -30,7 +32,7 @@ static double sum_f32(const float *x, int64_t n) {
     a0 += __builtin_convertvector(*(const rw_v8f_u *)(x + i), rw_v8d);
     a1 += __builtin_convertvector(*(const rw_v8f_u *)(x + i + 8), rw_v8d);
   }
-  double s = rw_fold(a0, a1);
+  double s = rw_fold(&a0, &a1);
   for (; i < n; i++)
     s += (double)x[i];
   return s;
@@ -43,7 +45,7 @@ static double sum_f64(const double *x, int64_t n) {
     a0 += *(const rw_v8d_u *)(x + i);
     a1 += *(const rw_v8d_u *)(x + i + 8);
   }
-  double s = rw_fold(a0, a1);
+  double s = rw_fold(&a0, &a1);
   for (; i < n; i++)
     s += x[i];
   return s;
@@ -58,7 +60,7 @@ static double sqdev_f32(const float *x, int64_t n, double mean) {
     a0 += d0 * d0;
     a1 += d1 * d1;
   }
-  double s = rw_fold(a0, a1);
+  double s = rw_fold(&a0, &a1);
   for (; i < n; i++) {
     double d = (double)x[i] - mean;
     s += d * d;
@@ -75,7 +77,7 @@ static double sqdev_f64(const double *x, int64_t n, double mean) {
     a0 += d0 * d0;
     a1 += d1 * d1;
   }
-  double s = rw_fold(a0, a1);
+  double s = rw_fold(&a0, &a1);
   for (; i < n; i++) {
     double d = x[i] - mean;
     s += d * d;
