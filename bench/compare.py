@@ -468,6 +468,78 @@ CASES.update({
     ),
 })
 
+# ---- model ops (bench/bench_model_ops.c) -------------------------------------
+# numpy has no softmax / logsumexp: its peers are the max-subtracted
+# expressions a numpy user writes (scipy's logsumexp is the same algorithm).
+
+def _mo_softmax(x):
+    def run():
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    return run
+
+
+def _mo_softmax_out(x):
+    o = np.empty_like(x)
+    m = np.empty((x.shape[0], 1), x.dtype)
+    s = np.empty((x.shape[0], 1), x.dtype)
+
+    def run():
+        np.max(x, axis=-1, keepdims=True, out=m)
+        np.subtract(x, m, out=o)
+        np.exp(o, out=o)
+        np.sum(o, axis=-1, keepdims=True, out=s)
+        return np.divide(o, s, out=o)
+    return run
+
+
+def _mo_logsumexp(x):
+    def run():
+        m = x.max(axis=-1, keepdims=True)
+        return (m + np.log(np.exp(x - m).sum(axis=-1, keepdims=True)))[:, 0]
+    return run
+
+
+def _mo_layer_norm(x):
+    def run():
+        m = x.mean(axis=-1, keepdims=True)
+        v = x.var(axis=-1, keepdims=True)
+        return (x - m) / np.sqrt(v + np.float32(1e-5))
+    return run
+
+
+_MO_SQ = (4096, 4096)
+_MO_LN = (16384, 768)
+
+CASES.update({
+    "softmax_f32_4096": Case(
+        area="bench_model_ops",
+        inputs=[Input("float32", _MO_SQ, 601)],
+        numpy={"expr": _mo_softmax, "out": _mo_softmax_out},
+    ),
+    "logsumexp_f32_4096": Case(
+        area="bench_model_ops",
+        inputs=[Input("float32", _MO_SQ, 602)],
+        numpy={"expr": _mo_logsumexp},
+    ),
+    "mean_ln_f32_16384x768": Case(
+        area="bench_model_ops",
+        inputs=[Input("float32", _MO_LN, 603)],
+        numpy={"expr": lambda x: lambda: x.mean(axis=-1)},
+    ),
+    "var_ln_f32_16384x768": Case(
+        area="bench_model_ops",
+        inputs=[Input("float32", _MO_LN, 604)],
+        numpy={"expr": lambda x: lambda: x.var(axis=-1)},
+    ),
+    "layer_norm_f32_16384x768": Case(
+        area="bench_model_ops",
+        inputs=[Input("float32", _MO_LN, 605)],
+        numpy={"expr": _mo_layer_norm},
+        rtol=1e-4,
+    ),
+})
+
 # ---- conv family (bench/bench_conv.c) --------------------------------------
 # numpy has no convolution: its peer is what a numpy user writes, an im2col
 # through sliding_window_view and one tensordot / matmul (its OpenBLAS

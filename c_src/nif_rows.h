@@ -168,6 +168,47 @@
   X(linalg_solve_triangular, "linalg_solve_triangular", "ttbbib", 0, h_linalg_solve_triangular)    \
   X(linalg_svd, "linalg_svd", "tbb", 0, h_linalg_svd)                                              \
   X(tri_inv, "tri_inv", "tb", 0, h_tri_inv)                                                        \
+  /* ---- MLX's everyday model ops (nif_model_ops.c) ----------------------- */                    \
+  X(mean, "mean", "tAb", 0, h_mean)                                                                \
+  X(var, "var", "tAbi", 0, h_var)                                                                  \
+  X(std, "std", "tAbi", 0, h_std)                                                                  \
+  X(logsumexp, "logsumexp", "tAb", 0, h_logsumexp)                                                 \
+  X(softmax, "softmax", "tAb", 0, h_softmax)                                                       \
+  X(log_softmax, "log_softmax", "tAb", 0, h_log_softmax)                                           \
+  X(logaddexp, "logaddexp", "tt", 0, h_logaddexp)                                                  \
+  X(log2, "log2", "t", 0, h_log2)                                                                  \
+  X(log10, "log10", "t", 0, h_log10)                                                               \
+  X(isfinite, "isfinite", "t", 0, h_isfinite)                                                      \
+  X(isposinf, "isposinf", "t", 0, h_isposinf)                                                      \
+  X(isneginf, "isneginf", "t", 0, h_isneginf)                                                      \
+  X(nan_to_num, "nan_to_num", "tf", 0, h_nan_to_num)                                               \
+  X(nan_to_num_all, "nan_to_num", "tfff", 0, h_nan_to_num)                                         \
+  X(square, "square", "t", 0, h_square)                                                            \
+  X(reciprocal, "reciprocal", "t", 0, h_reciprocal)                                                \
+  X(linspace, "linspace", "ffuyd", 0, h_linspace)                                                  \
+  X(tri, "tri", "uuiyd", 0, h_tri)                                                                 \
+  X(tril, "tril", "ti", 0, h_tril)                                                                 \
+  X(triu, "triu", "ti", 0, h_triu)                                                                 \
+  X(diagonal, "diagonal", "tiii", 0, h_diagonal)                                                   \
+  X(trace, "trace", "tiii", 0, h_trace)                                                            \
+  X(flip, "flip", "tA", 0, h_flip)                                                                 \
+  X(roll, "roll", "tnA", 0, h_roll)                                                                \
+  X(tile, "tile", "tn", 0, h_tile)                                                                 \
+  X(repeat_flat, "repeat", "ti", 0, h_repeat)                                                      \
+  X(repeat, "repeat", "tii", 0, h_repeat)                                                          \
+  X(flatten, "flatten", "tii", 0, h_flatten)                                                       \
+  X(moveaxis, "moveaxis", "tii", 0, h_moveaxis)                                                    \
+  X(swapaxes, "swapaxes", "tii", 0, h_swapaxes)                                                    \
+  X(split, "split", "tii", 0, h_split)                                                             \
+  X(split_at, "split_at", "tni", 0, h_split_at)                                                    \
+  X(outer, "outer", "tt", 0, h_outer)                                                              \
+  X(put_along_axis_flat, "put_along_axis", "ttt", 0, h_put_along_axis)                             \
+  X(put_along_axis, "put_along_axis", "ttti", 0, h_put_along_axis)                                 \
+  X(topk_flat, "topk", "ti", 0, h_topk)                                                            \
+  X(topk, "topk", "tii", 0, h_topk)                                                                \
+  X(partition, "partition", "tii", 0, h_partition)                                                 \
+  X(argpartition, "argpartition", "tii", 0, h_argpartition)                                        \
+  X(addmm, "addmm", "tttff", 0, h_addmm)                                                           \
   /* ---- metadata (never computes) ----------------------------------------- */                   \
   X(shape, "shape", "t", 0, h_shape)                                                               \
   X(scalar_type, "scalar_type", "t", 0, h_scalar_type)                                             \

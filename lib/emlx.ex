@@ -776,6 +776,127 @@ defmodule EMLX do
   def linalg_svd(tensor, compute_uv \\ true, full_matrices \\ true),
     do: unwrap!(EMLX.NIF.linalg_svd(tensor, compute_uv, full_matrices))
 
+  ## MLX's everyday model ops
+  #
+  # Statistics and softmax run as one fused kernel each; the rest are
+  # compositions that fuse or stay views (see include/emlx/reduce.h,
+  # elementwise.h, indexing.h). Axes lists: `nil` or `[]` is every axis.
+
+  deftensor mean(tensor, axes, keep_axes),
+    doc: """
+    The mean over `axes` (`nil` or `[]`: all), one pass with f64 accumulators;
+    integers and `:bool` give `{:f, 32}`. An empty reduction is NaN.
+    """
+
+  deftensor var(tensor, axes, keep_axes, ddof),
+    doc: """
+    The variance over `axes`: squared deviations from the mean (two-pass, f64)
+    over `max(n - ddof, 0)`, so `ddof >= n` gives infinity (NaN when every
+    deviation is 0), as numpy.
+    """
+
+  deftensor std(tensor, axes, keep_axes, ddof), doc: "The square root of `var/4`."
+
+  deftensor logsumexp(tensor, axes, keep_axes),
+    doc: """
+    `log(sum(exp(x)))` over `axes`, max-subtracted (no overflow); all `-inf`
+    (or empty) gives `-inf`.
+    """
+
+  deftensor softmax(tensor, axes, precise),
+    doc: """
+    `exp(x - max) / sum(exp(x - max))` over `axes`, in one kernel; `{:f, 16}`
+    and `{:bf, 16}` are always computed in f32 (`precise` is accepted for
+    MLX's signature).
+    """
+
+  deftensor log_softmax(tensor, axes, precise), doc: "`x - logsumexp(x)` over `axes`."
+
+  deftensor logaddexp(tensor_a, tensor_b),
+    doc: "Elementwise `log(exp(a) + exp(b))` without overflow; integers give `{:f, 32}`."
+
+  deftensor log2(tensor), doc: "Elementwise base-2 logarithm (computed in f64, rounded once)."
+  deftensor log10(tensor), doc: "Elementwise base-10 logarithm (computed in f64, rounded once)."
+
+  deftensor isfinite(tensor), doc: "Elementwise `:bool`: neither NaN nor infinite."
+  deftensor isposinf(tensor), doc: "Elementwise `:bool`: `+inf`."
+  deftensor isneginf(tensor), doc: "Elementwise `:bool`: `-inf`."
+
+  deftensor nan_to_num(tensor, nan),
+    doc: "NaN replaced by `nan`, infinities by the type's largest / lowest finite value."
+
+  deftensor nan_to_num(tensor, nan, posinf, neginf),
+    doc: "NaN, `+inf` and `-inf` replaced by the given numbers (cast to the tensor's type)."
+
+  deftensor square(tensor), doc: "Elementwise `a * a`."
+  deftensor reciprocal(tensor), doc: "Elementwise `1 / a`; integers give `{:f, 32}`."
+
+  defdevice linspace(start, stop, num, type, device),
+    doc: "`num` evenly spaced values from `start` to `stop`, both included."
+
+  defdevice tri(n, m, k, type, device),
+    doc: "An `n` x `m` tensor with ones where `column - row <= k`, zeros elsewhere."
+
+  deftensor tril(tensor, k), doc: "Zeros above diagonal `k` of the last two axes."
+  deftensor triu(tensor, k), doc: "Zeros below diagonal `k` of the last two axes."
+
+  deftensor diagonal(tensor, offset, axis1, axis2),
+    doc: "The diagonal `offset` of the matrices in `axis1`, `axis2`, as a new last axis (a view)."
+
+  deftensor trace(tensor, offset, axis1, axis2), doc: "The sum of `diagonal/4`."
+
+  deftensor flip(tensor, axes),
+    doc: "The tensor reversed along `axes` (`nil` or `[]`: all); a view."
+
+  deftensor roll(tensor, shifts, axes),
+    doc: """
+    Each of `axes` rolled by its entry of `shifts` (toward higher indices);
+    `axes` `nil`: the flattened tensor rolled by the single shift.
+    """
+
+  deftensor tile(tensor, reps),
+    doc: "numpy's `tile`: the tensor repeated `reps[i]` times along axis `i`."
+
+  deftensor repeat(tensor, repeats),
+    doc: "Each element of the flattened tensor repeated `repeats` times."
+
+  deftensor repeat(tensor, repeats, axis),
+    doc: "Each element repeated `repeats` times along `axis`."
+
+  deftensor flatten(tensor, start_axis, end_axis),
+    doc: "Axes `start_axis..end_axis` (inclusive) merged into one."
+
+  deftensor moveaxis(tensor, source, destination), doc: "Axis `source` moved to `destination`."
+  deftensor swapaxes(tensor, axis1, axis2), doc: "Axes `axis1` and `axis2` exchanged."
+
+  @doc "`num_splits` equal parts of `tensor` along `axis` (a list of tensors)."
+  @spec split(tensor_ref(), pos_integer(), integer()) :: [tensor_ref()]
+  def split(tensor, num_splits, axis), do: unwrap!(EMLX.NIF.split(tensor, num_splits, axis))
+
+  @doc "The parts of `tensor` along `axis` cut at `indices` (`length(indices) + 1` tensors)."
+  @spec split_at(tensor_ref(), [integer()], integer()) :: [tensor_ref()]
+  def split_at(tensor, indices, axis), do: unwrap!(EMLX.NIF.split_at(tensor, indices, axis))
+
+  deftensor outer(tensor_a, tensor_b), doc: "The outer product of the flattened tensors."
+
+  deftensor put_along_axis(tensor, tensor_indices, tensor_values),
+    doc: "A copy of the flattened-indexed `tensor` with `values` written at `indices`."
+
+  deftensor put_along_axis(tensor, tensor_indices, tensor_values, axis),
+    doc: "A copy of `tensor` with `values` written at `indices` along `axis` (numpy's)."
+
+  deftensor topk(tensor, k), doc: "The `k` largest elements of the flattened tensor, ascending."
+  deftensor topk(tensor, k, axis), doc: "The `k` largest elements along `axis`, ascending."
+
+  deftensor partition(tensor, kth, axis),
+    doc: "The tensor arranged along `axis` with its `kth` element in sorted place."
+
+  deftensor argpartition(tensor, kth, axis),
+    doc: "The indices (`{:u, 32}`) that `partition/3` would arrange."
+
+  deftensor addmm(tensor_c, tensor_a, tensor_b, alpha, beta),
+    doc: "`alpha * (a @ b) + beta * c`."
+
   ## Metadata
 
   defvalue shape(tensor), returns: tuple(), doc: "The shape, as a tuple."

@@ -177,6 +177,31 @@ EMLX_API emlx_array *emlx_isclose(emlx_array *a, emlx_array *b, double rtol, dou
 EMLX_API emlx_array *emlx_allclose(emlx_array *a, emlx_array *b, double rtol, double atol,
                                    bool equal_nan);
 
+/* ---- MLX's everyday compositions (one fused pass at eval) -----------------
+ * logaddexp: log(exp(a) + exp(b)) without overflow (max + log1p(exp(min -
+ *   max))); promotes like the binary ops, integers and bool give float32;
+ *   logaddexp(-inf, -inf) == -inf, (+inf, x) == +inf, NaN propagates.
+ * log2, log10: log(x) / log(2 or 10), computed in f64 and rounded once
+ *   (f16/bf16/f32 are correctly rounded but in rare ties; f64 <= 2 ulp);
+ *   integers and bool give float32; complex64 is an error.
+ * isfinite: not NaN and not infinite (true for integers and bool);
+ *   isposinf / isneginf: +inf / -inf (false for integers and bool).
+ * nan_to_num: NaN -> nan, +inf -> *posinf, -inf -> *neginf (NULL: the
+ *   dtype's largest / lowest finite value, as numpy and MLX); the values are
+ *   cast to a's dtype; integers and bool are returned as they are.
+ * square: a * a (a's dtype); reciprocal: 1 / a (divide's dtypes: integers
+ *   give float32). */
+EMLX_API emlx_array *emlx_logaddexp(emlx_array *a, emlx_array *b);
+EMLX_API emlx_array *emlx_log2(emlx_array *a);
+EMLX_API emlx_array *emlx_log10(emlx_array *a);
+EMLX_API emlx_array *emlx_isfinite(emlx_array *a);
+EMLX_API emlx_array *emlx_isposinf(emlx_array *a);
+EMLX_API emlx_array *emlx_isneginf(emlx_array *a);
+EMLX_API emlx_array *emlx_nan_to_num(emlx_array *a, double nan, const double *posinf,
+                                     const double *neginf);
+EMLX_API emlx_array *emlx_square(emlx_array *a);
+EMLX_API emlx_array *emlx_reciprocal(emlx_array *a);
+
 #ifdef __cplusplus
 }
 #endif

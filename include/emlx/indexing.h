@@ -177,6 +177,60 @@ EMLX_API emlx_array *emlx_take(emlx_array *a, emlx_array *indices, int axis,
 EMLX_API emlx_array *emlx_take_along_axis(emlx_array *a, emlx_array *indices, int axis,
                                           const emlx_index_options *opts);
 
+/* ---- MLX's everyday layout ops (views where the layout allows) -----------
+ * flatten: axes start_axis..end_axis (inclusive, negative from the end)
+ *   merged into one; a 0-d array gives shape {1}. A view when the data is
+ *   contiguous (as reshape).
+ * moveaxis: axis source moved to position destination; swapaxes: two axes
+ *   exchanged. Views.
+ * flip: the listed axes reversed (axes NULL: all). A view.
+ * roll: each axes[i] rolled by shifts[i] (elements move toward higher
+ *   indices; negative shifts the other way; any size, taken modulo the
+ *   axis); axes NULL: the flattened array rolled by shifts[0] (n must be 1),
+ *   the shape kept.
+ * tile: numpy's tile: the array repeated reps[i] times along each axis (a
+ *   shorter reps is padded with leading 1s, a shorter array with leading
+ *   axes of size 1); reps >= 0.
+ * repeat: each element repeated `repeats` times along axis (EMLX_AXIS_NONE:
+ *   the flattened array); repeats >= 0.
+ * split: num_splits equal parts along axis (the axis' size must be a
+ *   multiple) written to out[0..num_splits). split_at: the parts before
+ *   indices[0], between consecutive indices, and after the last (nindices
+ *   + 1 arrays in out; indices clamped into the axis, negative from the end,
+ *   a decreasing index gives an empty part, as numpy). Both return 0, or -1
+ *   with nothing in out. The parts are views.
+ * diagonal: the diagonal `offset` (> 0 above the main one) of the matrices
+ *   in axes axis1, axis2, which are removed; the diagonal is the new last
+ *   axis (numpy / MLX). A view.
+ * trace: the sum of that diagonal (emlx_sum's dtypes).
+ * tril / triu: zeros above diagonal k / below diagonal k of the last two
+ *   axes (rank >= 2).
+ * outer: a (flattened, n) times b (flattened, m) as an n x m array (the
+ *   dtypes promote as multiply).
+ * put_along_axis: a copy of a with values (cast to a's dtype, broadcast to
+ *   the indexed positions) written at indices along axis; indices have a's
+ *   rank and, apart from axis, size 1 or a's size (numpy / MLX). With axis
+ *   EMLX_AXIS_NONE a is flattened (the shape is kept). Duplicate indices:
+ *   the last in row-major order wins; out-of-range indices follow opts (see
+ *   the top of this file). */
+EMLX_API emlx_array *emlx_flatten(emlx_array *a, int start_axis, int end_axis);
+EMLX_API emlx_array *emlx_moveaxis(emlx_array *a, int source, int destination);
+EMLX_API emlx_array *emlx_swapaxes(emlx_array *a, int axis1, int axis2);
+EMLX_API emlx_array *emlx_flip(emlx_array *a, const int *axes, int naxes);
+EMLX_API emlx_array *emlx_roll(emlx_array *a, const int64_t *shifts, const int *axes, int n);
+EMLX_API emlx_array *emlx_tile(emlx_array *a, const int64_t *reps, int nreps);
+EMLX_API emlx_array *emlx_repeat(emlx_array *a, int64_t repeats, int axis);
+EMLX_API int emlx_split(emlx_array *a, int num_splits, int axis, emlx_array **out);
+EMLX_API int emlx_split_at(emlx_array *a, const int64_t *indices, int nindices, int axis,
+                           emlx_array **out);
+EMLX_API emlx_array *emlx_diagonal(emlx_array *a, int64_t offset, int axis1, int axis2);
+EMLX_API emlx_array *emlx_trace(emlx_array *a, int64_t offset, int axis1, int axis2);
+EMLX_API emlx_array *emlx_tril(emlx_array *a, int64_t k);
+EMLX_API emlx_array *emlx_triu(emlx_array *a, int64_t k);
+EMLX_API emlx_array *emlx_outer(emlx_array *a, emlx_array *b);
+EMLX_API emlx_array *emlx_put_along_axis(emlx_array *a, emlx_array *indices, emlx_array *values,
+                                         int axis, const emlx_index_options *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,6 +64,11 @@ EMLX_API emlx_array *emlx_tensordot_n(emlx_array *a, emlx_array *b, int n);
 EMLX_API emlx_array *emlx_einsum(const char *subscripts, emlx_array *const *operands,
                                  int noperands);
 
+/* MLX's addmm: alpha * (a @ b) + beta * c (matmul's shapes and dtypes; c
+ * broadcasts to the product's shape). */
+EMLX_API emlx_array *emlx_addmm(emlx_array *c, emlx_array *a, emlx_array *b, double alpha,
+                                double beta);
+
 #ifdef __cplusplus
 }
 #endif

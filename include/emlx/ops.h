@@ -77,6 +77,16 @@ EMLX_API emlx_array *emlx_copy(emlx_array *a);
 EMLX_API emlx_array *emlx_sum(emlx_array *a, const int *axes, int naxes, bool keep_dims);
 EMLX_API emlx_array *emlx_max(emlx_array *a, const int *axes, int naxes, bool keep_dims);
 
+/* ---- more creation (MLX's linspace and tri) ---------------------------- */
+/* num evenly spaced values from start to stop, both included:
+ * start * (1 - t) + stop * t, t = i / (num - 1), in f64, then cast to dtype
+ * (as astype; complex64 is an error). num 0: empty; num 1: {start}. */
+EMLX_API emlx_array *emlx_linspace(double start, double stop, int64_t num, emlx_dtype dtype,
+                                   emlx_device dev);
+/* n x m, ones where column - row <= k (on and below diagonal k). */
+EMLX_API emlx_array *emlx_tri(int64_t n, int64_t m, int64_t k, emlx_dtype dtype,
+                              emlx_device dev);
+
 #ifdef __cplusplus
 }
 #endif

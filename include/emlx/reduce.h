@@ -108,6 +108,53 @@ EMLX_API emlx_array *emlx_sort(emlx_array *a, int axis, const emlx_sort_options 
 /* The indices that sort a along axis (same shape as a), stable. */
 EMLX_API emlx_array *emlx_argsort(emlx_array *a, int axis, const emlx_sort_options *opts);
 
+/* ---- statistics and softmax: one fused kernel per call ----------------------
+ * Over the listed axes (the rules of emlx_sum: axes NULL is every axis; naxes
+ * 0 with non-NULL axes reduces nothing; duplicate or out-of-range axes are
+ * errors; negative axes count from the end). Float dtypes keep their dtype;
+ * bool and integer inputs give float32 (as MLX); complex64 is an error
+ * (except for emlx_mean). Each output element is computed from one pass (or
+ * two, over data still in cache) over its elements with f64 accumulators
+ * (f32 and f16/bf16 inputs are read as f32, f64 as f64) and rounded once.
+ *
+ * mean: the sum over n. An empty reduction is NaN (0 / 0, as numpy).
+ *   complex64 means are sum * (1 / n) in complex64.
+ * var: the sum of squared deviations from the mean (two-pass, f64) over
+ *   max(n - ddof, 0): ddof >= n gives +inf, or NaN when every deviation is 0
+ *   (numpy's and MLX's result); a negative ddof is allowed (as numpy).
+ *   std: sqrt(var). NaN propagates; an inf gives NaN (inf - inf).
+ * logsumexp: max + log(sum(exp(x - max))) (max-subtracted, so large values do
+ *   not overflow); a reduction whose max is +-inf gives that max (all -inf:
+ *   -inf; an empty reduction: -inf); NaN propagates. */
+EMLX_API emlx_array *emlx_mean(emlx_array *a, const int *axes, int naxes, bool keep_dims);
+EMLX_API emlx_array *emlx_var(emlx_array *a, const int *axes, int naxes, bool keep_dims, int ddof);
+EMLX_API emlx_array *emlx_std(emlx_array *a, const int *axes, int naxes, bool keep_dims, int ddof);
+EMLX_API emlx_array *emlx_logsumexp(emlx_array *a, const int *axes, int naxes, bool keep_dims);
+
+/* softmax: exp(x - max) / sum(exp(x - max)) over the axes (the result has
+ * a's shape); log_softmax: x - logsumexp(x). Axes as above. precise is MLX's
+ * flag (accumulate f16/bf16 in f32); here every dtype is always computed in
+ * f32 (f64 for f64) and rounded once, so both values of the flag give the
+ * precise result. A row holding NaN, or whose max is +-inf, gives NaN in
+ * every element of that row (for a row of -inf, as MLX and torch); a row
+ * holding +inf among finite values gives NaN too (inf - inf). */
+EMLX_API emlx_array *emlx_softmax(emlx_array *a, const int *axes, int naxes, bool precise);
+EMLX_API emlx_array *emlx_log_softmax(emlx_array *a, const int *axes, int naxes, bool precise);
+
+/* ---- top-k and partitions -------------------------------------------------
+ * topk: the k largest elements along axis (negative from the end;
+ *   EMLX_AXIS_NONE of indexing.h: the flattened array), 0 <= k <= the axis'
+ *   size. MLX leaves their order unspecified; here they come in ascending
+ *   order (the last k of a stable sort, so NaNs, the largest, come last).
+ * partition / argpartition: the array (the indices, uint32) arranged so that
+ *   the element at position kth is the one a sort would put there, every
+ *   element before it is <= it and every one after >= it (numpy/MLX; kth may
+ *   be negative: counts from the end). Computed by a full stable sort,
+ *   which is one valid partition. */
+EMLX_API emlx_array *emlx_topk(emlx_array *a, int k, int axis);
+EMLX_API emlx_array *emlx_partition(emlx_array *a, int kth, int axis);
+EMLX_API emlx_array *emlx_argpartition(emlx_array *a, int kth, int axis);
+
 #ifdef __cplusplus
 }
 #endif

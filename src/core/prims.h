@@ -145,6 +145,10 @@ typedef enum emlx_prim {
   EMLX_PRIM_COUNT_LEADING_ZEROS,
   EMLX_PRIM_POPULATION_COUNT,
 
+  /* ---- statistics and softmax (include/emlx/reduce.h; params_rowwise.h) ---- */
+  EMLX_PRIM_ROW_REDUCE,  /* mean, var, std, logsumexp over trailing axes */
+  EMLX_PRIM_ROW_SOFTMAX, /* softmax, log_softmax over trailing axes */
+
   EMLX_PRIM_COUNT
 } emlx_prim;
 

@@ -7,7 +7,8 @@
  * accumulators (reduce_acc.c) and one set of per-ISA fold loops
  * (reduce_body.h in reduce_{scalar,avx2,avx512}.c; table: reduce_fold.h).
  * Beside them: argmax / argmin (reduce_arg.c), the scans (scan.c, scan_*),
- * sort and argsort (sort.c, sort_radix.c, sort_keys.h, sort_*), and the
+ * sort and argsort (sort.c, sort_radix.c, sort_keys.h, sort_*), the fused
+ * statistics and softmax rows (rowwise.c, rowwise_body.h, rowwise_*), and the
  * dynamic chunk scheduler they use (dyn_for.c). Constructors:
  * src/ops/reduce/; tests: tests/reduce/; benchmark: bench/bench_reduce.c. */
 #ifndef EMLX_CPU_KERNELS_REDUCE_H
@@ -26,6 +27,9 @@ int emlx_cpu_scan(const emlx_node *node, emlx_array *const *inputs, emlx_array *
 /* SORT, ARGSORT (sort.c). */
 int emlx_cpu_sort(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
 
+/* ROW_REDUCE, ROW_SOFTMAX (rowwise.c). */
+int emlx_cpu_rowwise(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
+
 /* Designated initialisers "[EMLX_PRIM_X] = kernel," for this family. */
 #define EMLX_CPU_REDUCE_KERNELS                                                                    \
   [EMLX_PRIM_SUM] = emlx_cpu_reduce, [EMLX_PRIM_MAX] = emlx_cpu_reduce,                            \
@@ -33,6 +37,7 @@ int emlx_cpu_sort(const emlx_node *node, emlx_array *const *inputs, emlx_array *
   [EMLX_PRIM_ALL] = emlx_cpu_reduce, [EMLX_PRIM_ANY] = emlx_cpu_reduce,                            \
   [EMLX_PRIM_ARGMAX] = emlx_cpu_arg_reduce, [EMLX_PRIM_ARGMIN] = emlx_cpu_arg_reduce,              \
   [EMLX_PRIM_SCAN] = emlx_cpu_scan, [EMLX_PRIM_SORT] = emlx_cpu_sort,                              \
-  [EMLX_PRIM_ARGSORT] = emlx_cpu_sort,
+  [EMLX_PRIM_ARGSORT] = emlx_cpu_sort, [EMLX_PRIM_ROW_REDUCE] = emlx_cpu_rowwise,                  \
+  [EMLX_PRIM_ROW_SOFTMAX] = emlx_cpu_rowwise,
 
 #endif
