@@ -11,7 +11,7 @@
  *    soon as their last consumer has run.
  *
  * With fusion on, step 2 first groups the walked nodes into regions of
- * elementwise work (fuse.c): a region runs as one step at its last member,
+ * elementwise work (fuse_partition.c): a region runs as one step at its last member,
  * or at the reduction it feeds, and the walk keeps its references to the
  * members until then.
  *

@@ -90,7 +90,7 @@ bool emlx__fuse_is_reduction(emlx_prim prim);
 void emlx__fuse_count_region(int nops);
 
 /* eval's side: partitions the walk's order into fused regions and runs one.
- * (fuse.c) */
+ * (fuse_partition.c, fuse_run.c) */
 typedef struct emlx_fuse_region {
   int nmembers;
   int *members; /* indices into order, ascending; the last one is the anchor */
@@ -111,7 +111,7 @@ typedef struct emlx_fuse_vertex {
   const int *in;
 } emlx_fuse_vertex;
 
-/* Groups vertices into regions (the rule at the top of fuse.c): region_of[i]
+/* Groups vertices into regions (the rule at the top of fuse_partition.c): region_of[i]
  * gets the region index of vertex i or -1, *regions the regions of two or
  * more members. 0, or -1 out of memory (then nothing is grouped). */
 int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,

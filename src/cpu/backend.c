@@ -1,20 +1,28 @@
 /* backend.c — the CPU backend: one kernel per primitive.
  *
+ * src/cpu/ holds one folder per kernel family (elementwise/, reduce/,
+ * indexing/, window/, matmul/, linalg/, fft/), each with its generic code,
+ * its per-ISA units (*_scalar.c, *_avx2.c, *_avx512.c) and a kernels.h that
+ * says what the family holds; at the top are this table, cpu.h (what the
+ * families share), isa.c / isa.h (the run-time ISA level), convert.h (scalar
+ * dtype conversions) and simd/ (the thin vector layer every per-ISA unit
+ * includes).
+ *
  * Designated initialisers cannot be checked for holes at compile time, so
  * the core primitives are listed here one by one, in enum order, and each
- * later family adds its rows through the EMLX_CPU_<FAMILY>_KERNELS macro of
- * its kernels_<family>.h. A slot left NULL is reported by eval as
- * unsupported on cpu. View primitives are views.c's. */
+ * family adds its rows through the EMLX_CPU_<FAMILY>_KERNELS macro of its
+ * <family>/kernels.h. A slot left NULL is reported by eval as unsupported
+ * on cpu. View primitives are indexing/views.c's. */
 #include "cpu.h"
-#include "window/kernels.h"
-#include "fft/kernels.h"
-#include "elementwise/kernels_fused.h"
-#include "indexing/kernels.h"
-#include "linalg/kernels.h"
 #include "elementwise/kernels.h"
+#include "elementwise/kernels_fused.h"
+#include "fft/kernels.h"
+#include "indexing/kernels.h"
+#include "indexing/views.h"
+#include "linalg/kernels.h"
 #include "matmul/kernels.h"
 #include "reduce/kernels.h"
-#include "indexing/views.h"
+#include "window/kernels.h"
 
 const emlx_backend emlx_cpu_backend = {
     .name = "cpu",
@@ -38,12 +46,9 @@ const emlx_backend emlx_cpu_backend = {
          [EMLX_PRIM_RESHAPE] = emlx_cpu_reshape,
          [EMLX_PRIM_TRANSPOSE] = emlx_cpu_transpose,
          [EMLX_PRIM_SLICE] = emlx_cpu_slice,
-         /* reductions */
-         [EMLX_PRIM_SUM] = emlx_cpu_reduce,
-         [EMLX_PRIM_MAX] = emlx_cpu_reduce,
          /* the families */
-         EMLX_CPU_MATH_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
-             EMLX_CPU_CONV_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
+         EMLX_CPU_ELEMENTWISE_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
+             EMLX_CPU_WINDOW_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
                  EMLX_CPU_FFT_KERNELS},
     .fuse_supports = emlx_cpu_fuse_supports,
     .fuse_compile = emlx_cpu_fuse_compile,

@@ -20,9 +20,6 @@ int emlx_cpu_eye(const emlx_node *node, emlx_array *const *inputs, emlx_array *c
  * constructor cast them to (emlx_cpu_ew_resolve says which). */
 int emlx_cpu_elementwise(const emlx_node *node, emlx_array *const *inputs,
                          emlx_array *const *outputs);
-/* SUM, MAX. */
-int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
-
 /* A virtual input: produce(ctx, pos, n, dst) writes the elements at flat
  * row-major positions [pos, pos + n) contiguously to dst. */
 typedef struct emlx_cpu_source {
@@ -30,14 +27,12 @@ typedef struct emlx_cpu_source {
   const void *ctx;
 } emlx_cpu_source;
 
-/* SUM / MAX node of a virtual dense input shaped like `like` (its shape and
- * dtype; its data is never read). 0 done, 1 not done (this reduction would
- * read the input strided; nothing changed), -1 error. */
+/* A SUM / MAX / PRODUCT / MIN / ALL / ANY node (reduce/reduce.c) of a
+ * virtual dense input shaped like `like` (its shape and dtype; its data is
+ * never read). 0 done, 1 not done (this reduction would read the input
+ * strided; nothing changed), -1 error. */
 int emlx_cpu_reduce_source(const emlx_node *node, const emlx_array *like,
                            const emlx_cpu_source *src, emlx_array *out);
-/* The same for PRODUCT / MIN / ALL / ANY (reduce2.c). */
-int emlx_cpu_reduce2_source(const emlx_node *node, const emlx_array *like,
-                            const emlx_cpu_source *src, emlx_array *out);
 
 /* ---- elementwise loops, as the kernels and the fused interpreter run them -- */
 /* The inner loop an elementwise node runs: exactly one of un / bin / nary is

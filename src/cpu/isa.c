@@ -12,12 +12,9 @@
 
 #include "isa.h"
 
-static const emlx_cpu_isa isa_scalar = {"scalar", &emlx_cpu_ew_scalar, &emlx_cpu_cast_scalar,
-                                        &emlx_cpu_reduce_scalar};
-static const emlx_cpu_isa isa_avx2 = {"avx2", &emlx_cpu_ew_avx2, &emlx_cpu_cast_avx2,
-                                      &emlx_cpu_reduce_avx2};
-static const emlx_cpu_isa isa_avx512 = {"avx512", &emlx_cpu_ew_avx512, &emlx_cpu_cast_avx512,
-                                        &emlx_cpu_reduce_avx512};
+static const emlx_cpu_isa isa_scalar = {"scalar", &emlx_cpu_ew_scalar, &emlx_cpu_cast_scalar};
+static const emlx_cpu_isa isa_avx2 = {"avx2", &emlx_cpu_ew_avx2, &emlx_cpu_cast_avx2};
+static const emlx_cpu_isa isa_avx512 = {"avx512", &emlx_cpu_ew_avx512, &emlx_cpu_cast_avx512};
 
 static _Atomic(const emlx_cpu_isa *) chosen_isa;
 

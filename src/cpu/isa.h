@@ -1,11 +1,15 @@
-/* isa.h — the per-ISA tables of inner loops behind the CPU kernels.
+/* isa.h — the run-time ISA level and the per-ISA tables of inner loops of
+ * the core elementwise ops and the casts.
  *
- * The drivers (elementwise.c, reduce.c, create.c) walk shapes and strides,
- * split work over the thread pool and call 1-D inner loops through these
- * tables. Each table is compiled once per ISA from one body
- * (simd/<family>_body.h) in simd/<family>_{scalar,avx2,avx512}.c; isa.c picks
- * one set at first use from CPUID, capped by the EMLX_ISA environment
- * variable. Every ISA computes the same values: the summation order of
+ * Drivers walk shapes and strides, split work over the thread pool and call
+ * 1-D inner loops through per-ISA tables. Each table is compiled once per
+ * ISA from one body (<family>/<name>_body.h) in
+ * <family>/<name>_{scalar,avx2,avx512}.c, over the vector layer of simd/;
+ * isa.c picks the level at first use from CPUID, capped by the EMLX_ISA
+ * environment variable, and every family's table follows that level (this
+ * header holds the elementwise and cast tables; the other families declare
+ * theirs in their own folder: reduce/reduce_fold.h, elementwise/math_isa.h,
+ * ...). Every ISA computes the same values: the summation order of
  * reductions is fixed (explicit lanes), f16 conversions are bit-exact.
  *
  * Contract of every loop: the output is contiguous; input strides are in
@@ -32,13 +36,6 @@ typedef void (*emlx_cpu_fold_row)(const void *x, int64_t s, int64_t n, void *acc
 typedef void (*emlx_cpu_fold_col)(const void *x, int64_t s, int64_t m, void *acc);
 
 enum { EMLX_CPU_ADD, EMLX_CPU_SUB, EMLX_CPU_MUL, EMLX_CPU_DIV, EMLX_CPU_BINARY_COUNT };
-enum { EMLX_CPU_SUM, EMLX_CPU_MAX, EMLX_CPU_REDUCE_COUNT };
-
-/* Accumulators of reductions (one element each, see reduce.c):
- *   sum: f16/bf16/f32/f64 -> double; c64 -> two doubles; ints, bool -> uint64
- *        (wrapping; the output keeps the low bits);
- *   max: floats -> double; signed -> int64; unsigned -> uint64; bool -> uint64
- *        (0/1); c64 -> emlx_c64. */
 
 typedef struct emlx_cpu_ew_table {
   emlx_cpu_binary_loop binary[EMLX_CPU_BINARY_COUNT][EMLX_DTYPE_COUNT]; /* NULL: unsupported */
@@ -50,16 +47,10 @@ typedef struct emlx_cpu_cast_table {
   emlx_cpu_unary_loop cast[EMLX_DTYPE_COUNT][EMLX_DTYPE_COUNT]; /* [from][to]; [d][d] copies */
 } emlx_cpu_cast_table;
 
-typedef struct emlx_cpu_reduce_table {
-  emlx_cpu_fold_row row[EMLX_CPU_REDUCE_COUNT][EMLX_DTYPE_COUNT]; /* by input dtype */
-  emlx_cpu_fold_col col[EMLX_CPU_REDUCE_COUNT][EMLX_DTYPE_COUNT];
-} emlx_cpu_reduce_table;
-
 typedef struct emlx_cpu_isa {
   const char *name; /* "scalar", "avx2", "avx512" */
   const emlx_cpu_ew_table *ew;
   const emlx_cpu_cast_table *cast;
-  const emlx_cpu_reduce_table *reduce;
 } emlx_cpu_isa;
 
 /* The tables chosen for this process (selected once, thread-safe). */
@@ -67,7 +58,5 @@ const emlx_cpu_isa *emlx_cpu_isa_get(void);
 
 extern const emlx_cpu_ew_table emlx_cpu_ew_scalar, emlx_cpu_ew_avx2, emlx_cpu_ew_avx512;
 extern const emlx_cpu_cast_table emlx_cpu_cast_scalar, emlx_cpu_cast_avx2, emlx_cpu_cast_avx512;
-extern const emlx_cpu_reduce_table emlx_cpu_reduce_scalar, emlx_cpu_reduce_avx2,
-    emlx_cpu_reduce_avx512;
 
 #endif

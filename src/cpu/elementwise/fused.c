@@ -366,15 +366,13 @@ static void produce(const void *ctx, int64_t pos, int64_t n, void *dst) {
 int emlx_cpu_fuse_reduce(const void *plan, emlx_array *const *inputs, const emlx_node *reduce,
                          const emlx_array *like, emlx_array *out) {
   const fused_plan *p = (const fused_plan *)plan;
-  bool sum_max = reduce->prim == EMLX_PRIM_SUM || reduce->prim == EMLX_PRIM_MAX;
   if (p->noutputs != 1 || !emlx__fuse_is_reduction(reduce->prim))
     return 1;
   fused_job job;
   int rc = prepare_job(&job, p, inputs, like);
   if (rc == 0) {
     emlx_cpu_source src = {produce, &job};
-    rc = sum_max ? emlx_cpu_reduce_source(reduce, like, &src, out)
-                 : emlx_cpu_reduce2_source(reduce, like, &src, out);
+    rc = emlx_cpu_reduce_source(reduce, like, &src, out);
   }
   job_release(&job);
   return rc;

@@ -1,13 +1,25 @@
-/* kernels_math.h — the math family's rows of the CPU backend's table
- * (src/cpu/backend.c expands EMLX_CPU_MATH_KERNELS): every op runs
- * elementwise.c's kernel. */
-#ifndef EMLX_CPU_KERNELS_MATH_H
-#define EMLX_CPU_KERNELS_MATH_H
+/* elementwise/kernels.h — the elementwise family's rows of the CPU backend's
+ * table (src/cpu/backend.c expands EMLX_CPU_ELEMENTWISE_KERNELS): every math
+ * op runs elementwise.c's kernel.
+ *
+ * The family (src/cpu/elementwise/): everything that writes one output
+ * element from the elements at the same position. elementwise.c is the
+ * kernel of every elementwise op (the core ones of cpu.h and the math
+ * family's, whose loops math.c resolves); iter.c walks up to three strided
+ * inputs; create.c fills full / arange / eye; fused.c is the tile
+ * interpreter of fused regions (kernels_fused.h). Per-ISA units: ew_*
+ * (core arithmetic, ew_body.h), cast_* (astype, cast_body.h), math_*
+ * (math_body*.h, math_fn.h, math_vec_*.h; table: math_isa.h).
+ * Constructors: src/ops/elementwise/; tests: tests/elementwise/ (fusion:
+ * tests/core/test_fusion.c); benchmarks: bench/bench_math.c,
+ * bench/bench_core.c, bench/bench_fusion.c. */
+#ifndef EMLX_CPU_ELEMENTWISE_KERNELS_H
+#define EMLX_CPU_ELEMENTWISE_KERNELS_H
 
 #include "cpu.h"
 
 /* Designated initialisers "[EMLX_PRIM_X] = kernel," for this family. */
-#define EMLX_CPU_MATH_KERNELS                                                                      \
+#define EMLX_CPU_ELEMENTWISE_KERNELS                                                               \
   [EMLX_PRIM_ABS] = emlx_cpu_elementwise, [EMLX_PRIM_ACOS] = emlx_cpu_elementwise,                 \
   [EMLX_PRIM_ACOSH] = emlx_cpu_elementwise, [EMLX_PRIM_ASIN] = emlx_cpu_elementwise,               \
   [EMLX_PRIM_ASINH] = emlx_cpu_elementwise, [EMLX_PRIM_ATAN] = emlx_cpu_elementwise,               \

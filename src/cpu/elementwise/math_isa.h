@@ -1,5 +1,5 @@
 /* math_isa.h — private to the math family's CPU kernels: the per-ISA table
- * of inner loops (simd/math_body.h, compiled by simd/math_{scalar,avx2,
+ * of inner loops (math_body.h, compiled by math_{scalar,avx2,
  * avx512}.c).
  *
  * Loops follow isa.h's contract: the output is contiguous; input strides

@@ -1,5 +1,5 @@
 /* fft.h — private to the FFT kernels: plans (fft_plan.c), the per-ISA inner
- * machinery (simd/fft_body.h compiled by simd/fft_{scalar,avx2,avx512}.c)
+ * machinery (fft_body.h compiled by fft_{scalar,avx2,avx512}.c)
  * and the driver (fft.c).
  *
  * Every transform is a forward one (exponent -2 pi i jk/n); the inverse is

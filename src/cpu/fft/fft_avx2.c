@@ -1,5 +1,5 @@
 /* fft_avx2.c — the FFT machinery (fft_body.h) for the avx2 level (compiled
- * with -mavx2 -mfma): 8 lanes per __m256. See ../fft.h. */
+ * with -mavx2 -mfma): 8 lanes per __m256. See fft.h. */
 #include <immintrin.h>
 
 #define FV_W 8

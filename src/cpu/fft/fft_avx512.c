@@ -1,5 +1,5 @@
 /* fft_avx512.c — the FFT machinery (fft_body.h) for the avx512 level
- * (compiled with -mavx512f ... -mfma): 16 lanes per __m512. See ../fft.h. */
+ * (compiled with -mavx512f ... -mfma): 16 lanes per __m512. See fft.h. */
 #include <immintrin.h>
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-/* fft_body.h — the FFT's inner machinery on the lane layout of ../fft.h,
+/* fft_body.h — the FFT's inner machinery on the lane layout of fft.h,
  * written once against a thin vector layer and compiled per ISA by
  * fft_{scalar,avx2,avx512}.c, which define before including it:
  *

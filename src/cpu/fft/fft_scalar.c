@@ -1,6 +1,6 @@
 /* fft_scalar.c — the FFT machinery (fft_body.h) for the baseline level:
  * 4 lanes in a generic vector (GCC/Clang vector extension; SSE2 on x86-64,
- * NEON on aarch64), no FMA. See ../fft.h. */
+ * NEON on aarch64), no FMA. See fft.h. */
 #include <string.h>
 
 #define FV_W 4

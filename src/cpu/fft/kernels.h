@@ -1,5 +1,11 @@
-/* kernels_fft.h — the fft family's CPU kernels and its rows of the CPU
- * backend's table (src/cpu/backend.c expands EMLX_CPU_FFT_KERNELS). */
+/* fft/kernels.h — the fft family's CPU kernels and its rows of the CPU
+ * backend's table (src/cpu/backend.c expands EMLX_CPU_FFT_KERNELS).
+ *
+ * The family (src/cpu/fft/): our own FFT. fft.c is the driver along one axis
+ * of any strides, fft_plan.c the plans (factorisation, twiddles, Bluestein,
+ * four-step splits), fft.h their shared layout; the per-ISA machinery is
+ * fft_body.h in fft_{scalar,avx2,avx512}.c. Constructors: src/ops/fft/;
+ * tests: tests/fft/; benchmark: bench/bench_fft.c. */
 #ifndef EMLX_CPU_KERNELS_FFT_H
 #define EMLX_CPU_KERNELS_FFT_H
 

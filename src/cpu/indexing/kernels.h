@@ -1,9 +1,16 @@
-/* kernels_indexing.h — the indexing family's CPU kernels and its rows of the CPU
- * backend's table (src/cpu/backend.c expands EMLX_CPU_INDEXING_KERNELS).
+/* indexing/kernels.h — the indexing family's CPU kernels and its rows of the
+ * CPU backend's table (src/cpu/backend.c expands EMLX_CPU_INDEXING_KERNELS).
  *
+ * The family (src/cpu/indexing/): everything that moves elements without
+ * computing on them.
  * indexing_layout.c: slice_update, pad, concatenate, as_strided, view;
  * indexing_gather.c: take, take_along_axis, gather;
- * indexing_scatter.c: scatter, scatter_add. */
+ * indexing_scatter.c: scatter, scatter_add;
+ * indexing_copy.c, indexing_index.c, indexing_util.h: block copies over the
+ * pool and the reading of index arrays;
+ * views.c: the view primitives (broadcast, reshape, transpose, slice).
+ * Constructors: src/ops/indexing/; tests: tests/indexing/; benchmark:
+ * bench/bench_indexing.c. */
 #ifndef EMLX_CPU_KERNELS_INDEXING_H
 #define EMLX_CPU_KERNELS_INDEXING_H
 

@@ -1,4 +1,4 @@
-/* views.h — CPU kernels of the view primitives (src/cpu/views.c). */
+/* views.h — CPU kernels of the view primitives (views.c). */
 #ifndef EMLX_CPU_VIEWS_H
 #define EMLX_CPU_VIEWS_H
 

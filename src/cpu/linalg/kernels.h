@@ -1,6 +1,11 @@
-/* kernels_linalg.h — the linalg family's CPU kernels and its rows of the CPU
- * backend's table (src/cpu/backend.c expands EMLX_CPU_LINALG_KERNELS). The
- * kernels live in src/cpu/linalg_{factor,solve,spectral}.c. */
+/* linalg/kernels.h — the linalg family's CPU kernels and its rows of the CPU
+ * backend's table (src/cpu/backend.c expands EMLX_CPU_LINALG_KERNELS).
+ *
+ * The family (src/cpu/linalg/): factorisations and solves through LAPACKE.
+ * The kernels live in linalg_{factor,solve,spectral}.c, over the batch
+ * driver and matrix copies of linalg_util.c and the LAPACK / CBLAS dispatch
+ * of linalg_lapack.c (shared: linalg_cpu.h). Constructors: src/ops/linalg/;
+ * tests: tests/linalg/; benchmark: bench/bench_linalg.c. */
 #ifndef EMLX_CPU_KERNELS_LINALG_H
 #define EMLX_CPU_KERNELS_LINALG_H
 

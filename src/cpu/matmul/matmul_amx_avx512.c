@@ -1,5 +1,5 @@
 /* matmul_amx_avx512.c — the AMX-BF16 micro-kernel for bf16 products
- * (driver: src/cpu/matmul_lowp.c).
+ * (driver: matmul_lowp.c).
  *
  * One call computes a 32 x 32 block of C in four f32 tiles (2 x 2 blocking:
  * tiles 0-3 accumulate, 4-5 hold two 16-row slices of A, 6-7 two 16-column

@@ -1,4 +1,4 @@
 /* matmul_int_scalar.c — the integer GEMM (matmul_int_body.h) compiled for the
- * scalar level; src/cpu/matmul_int.c picks the level at run time. */
+ * scalar level; matmul_int.c picks the level at run time. */
 #define MM_ISA scalar
 #include "matmul_int_body.h"

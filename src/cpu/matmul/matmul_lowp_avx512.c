@@ -1,5 +1,5 @@
 /* matmul_lowp_avx512.c — AVX-512 micro-kernels for f16 and bf16 products
- * (driver: src/cpu/matmul_lowp.c).
+ * (driver: matmul_lowp.c).
  *
  * - "avx512-fma": f16 or bf16 widened to f32 while packing (panels only),
  *   a 12 x 32 block of f32 FMAs (24 accumulators), rounded once on the store.

@@ -1,5 +1,5 @@
 /* matmul_small_avx2.c — small f32 products without BLAS on AVX2 + FMA
- * (driver: src/cpu/matmul.c; the AVX-512 kernels are
+ * (driver: matmul.c; the AVX-512 kernels are
  * matmul_small_avx512.c).
  *
  * Each row of C (N <= 64: up to eight ymm of accumulators) is the sum of

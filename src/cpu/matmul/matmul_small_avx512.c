@@ -1,5 +1,5 @@
 /* matmul_small_avx512.c — small f32 products without BLAS (driver:
- * src/cpu/matmul.c).
+ * matmul.c).
  *
  * For a product of a few thousand multiply-adds, a BLAS call costs more in
  * set-up than in arithmetic; a batch of 16 x 16 matrices is dominated by it.

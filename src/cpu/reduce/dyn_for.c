@@ -1,4 +1,4 @@
-/* reduce2_dyn.c — dynamic chunk scheduling (see reduce2_dyn.h). */
+/* dyn_for.c — dynamic chunk scheduling (see dyn_for.h). */
 #include <stdatomic.h>
 
 #include "dyn_for.h"

@@ -1,5 +1,5 @@
-/* reduce2_dyn.h — dynamic chunk scheduling for the reduce family's kernels
- * (reduce2*.c, scan.c, sort*.c).
+/* dyn_for.h — dynamic chunk scheduling for the reduce family's kernels
+ * (reduce_arg.c, scan.c, sort.c).
  *
  * emlx_cpu_dyn_for(n, chunk, fn, ctx) calls fn(ctx, begin, end) over [0, n)
  * in chunks of `chunk` that every pool thread claims from an atomic
@@ -8,8 +8,8 @@
  * would leave its whole share to wait for it. Runs inline when n <= chunk,
  * with one thread, or inside a pool worker. Which thread runs a chunk never
  * changes a result. */
-#ifndef EMLX_CPU_REDUCE2_DYN_H
-#define EMLX_CPU_REDUCE2_DYN_H
+#ifndef EMLX_CPU_DYN_FOR_H
+#define EMLX_CPU_DYN_FOR_H
 
 #include "internal.h"
 

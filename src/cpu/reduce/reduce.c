@@ -1,164 +1,110 @@
-/* reduce.c — the sum and max kernels.
+/* reduce.c — the kernel of the six reductions over axes: SUM, MAX, PRODUCT,
+ * MIN, ALL and ANY.
  *
  * The work is reduce_driver.c's (kept and reduced dims, row and column
- * modes, fixed splits); this file gives it the ops: the accumulators below,
- * the ISA table's fold loops, and the two cases the driver leaves out:
- * nothing to reduce (an astype into the output dtype) and an empty
- * reduction. Accumulator types: isa.h. The input may be virtual (a fused
- * elementwise region's output, emlx_cpu_reduce_source). */
-#include <math.h>
+ * modes, fixed splits, an optional virtual input: a fused elementwise
+ * region's output, emlx_cpu_reduce_source); the op brings its fold loops
+ * (the ISA table of reduce_fold.h) and its accumulators (reduce_acc.c).
+ * This file checks the node, fills the plan and runs the cases the driver
+ * leaves out: an empty reduction (the identity; an error for max and min)
+ * and nothing left to reduce (sum and max: an astype into the output dtype;
+ * the others: one position folded). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
 #include "cpu.h"
+#include "kernels.h"
 #include "reduce_driver.h"
+#include "reduce_fold.h"
 
-typedef enum { ACC_F64, ACC_C128, ACC_U64, ACC_I64, ACC_C64, ACC_BOOL } acc_kind;
+/* Input elements per parallel task of product, min, all and any: large
+ * enough that each thread streams long contiguous runs (prefetchers), small
+ * enough that a descheduled thread delays little on a busy machine. Sum and
+ * max split at EMLX_CPU_GRAIN. */
+#define RED_OWN_TASK_WORK 131072
 
-/* ---- accumulators --------------------------------------------------------- */
-static acc_kind acc_kind_of(int op, emlx_dtype dt) {
-  if (emlx_dtype_is_float(dt))
-    return ACC_F64;
-  if (dt == EMLX_COMPLEX64)
-    return op == EMLX_CPU_SUM ? ACC_C128 : ACC_C64;
-  if (op == EMLX_CPU_SUM)
-    return ACC_U64;
-  if (dt == EMLX_BOOL)
-    return ACC_BOOL;
-  return emlx_dtype_is_signed(dt) ? ACC_I64 : ACC_U64;
-}
-
-static void acc_init(const emlx_red_plan *p, void *acc, int64_t count) {
-  if (p->op == EMLX_CPU_SUM || p->kind == ACC_U64 || p->kind == ACC_BOOL) {
-    memset(acc, 0, (size_t)count * p->acc_es);
-    return;
-  }
-  for (int64_t i = 0; i < count; i++) {
-    if (p->kind == ACC_F64) {
-      ((double *)acc)[i] = -(double)INFINITY;
-    } else if (p->kind == ACC_I64) {
-      ((int64_t *)acc)[i] = INT64_MIN;
-    } else {
-      emlx_c64 lo = {-INFINITY, -INFINITY};
-      ((emlx_c64 *)acc)[i] = lo;
-    }
+static int red_op_of(emlx_prim prim) {
+  switch (prim) {
+  case EMLX_PRIM_SUM:
+    return EMLX_RED_SUM;
+  case EMLX_PRIM_MAX:
+    return EMLX_RED_MAX;
+  case EMLX_PRIM_PRODUCT:
+    return EMLX_RED_PROD;
+  case EMLX_PRIM_MIN:
+    return EMLX_RED_MIN;
+  case EMLX_PRIM_ALL:
+    return EMLX_RED_ALL;
+  case EMLX_PRIM_ANY:
+    return EMLX_RED_ANY;
+  default:
+    return -1;
   }
 }
 
-/* dst = fold(dst, src) for one accumulator. */
-static void acc_combine(const emlx_red_plan *p, void *dst, const void *src) {
-  switch (p->kind) {
-  case ACC_F64: {
-    double s;
-    memcpy(&s, src, sizeof s);
-    if (p->op == EMLX_CPU_SUM)
-      *(double *)dst += s;
-    else
-      emlx_cv_max_f64_into((double *)dst, s);
-    break;
-  }
-  case ACC_C128:
-    ((double *)dst)[0] += ((const double *)src)[0];
-    ((double *)dst)[1] += ((const double *)src)[1];
-    break;
-  case ACC_U64:
-  case ACC_BOOL: {
-    uint64_t s = *(const uint64_t *)src, *d = (uint64_t *)dst;
-    if (p->op == EMLX_CPU_SUM)
-      *d += s;
-    else if (s > *d)
-      *d = s;
-    break;
-  }
-  case ACC_I64: {
-    int64_t s = *(const int64_t *)src;
-    if (s > *(int64_t *)dst)
-      *(int64_t *)dst = s;
-    break;
-  }
-  case ACC_C64:
-    emlx_cv_max_c64_into((emlx_c64 *)dst, *(const emlx_c64 *)src);
-    break;
-  }
-}
-
-/* count accumulators -> count output elements. */
-static void acc_finish(const emlx_red_plan *p, const void *acc, char *out, int64_t count) {
-  switch (p->kind) {
-  case ACC_F64:
-    p->f64_to_out(acc, 1, out, count);
-    break;
-  case ACC_C128:
-    for (int64_t i = 0; i < count; i++) {
-      emlx_c64 v = {(float)((const double *)acc)[2 * i], (float)((const double *)acc)[2 * i + 1]};
-      memcpy(out + i * 8, &v, 8);
-    }
-    break;
-  case ACC_U64:
-  case ACC_I64: /* wrap: keep the low bytes (little-endian) */
-    for (int64_t i = 0; i < count; i++)
-      memcpy(out + i * (int64_t)p->out_es, (const char *)acc + i * 8, p->out_es);
-    break;
-  case ACC_BOOL:
-    for (int64_t i = 0; i < count; i++)
-      out[i] = (char)(((const uint64_t *)acc)[i] != 0);
-    break;
-  case ACC_C64:
-    memcpy(out, acc, (size_t)count * 8);
-    break;
-  }
-}
-
-/* The kernel on a real input, or (src non-NULL) on a virtual dense one of
- * in's shape and dtype; returns 1 when a virtual input cannot be read the
- * way this reduction would need (nothing done). */
+/* The kernel on a real input, or (src set) on a virtual dense one of in's
+ * shape and dtype; 1 when a virtual input would be read strided (nothing
+ * done). */
 static int reduce_impl(const emlx_node *node, const emlx_array *in, const emlx_cpu_source *src,
                        emlx_array *out) {
-  int op = node->prim == EMLX_PRIM_SUM ? EMLX_CPU_SUM : EMLX_CPU_MAX;
-  if (node->prim != EMLX_PRIM_SUM && node->prim != EMLX_PRIM_MAX)
-    return EMLX_FAIL("cpu: %s is not a reduction", emlx_prim_table[node->prim].name);
+  const char *name = emlx_prim_table[node->prim].name;
+  int op = red_op_of(node->prim);
+  if (op < 0)
+    return EMLX_FAIL("cpu: %s is not a reduction over axes", name);
+  /* sum and max accumulate wide and may change the dtype */
+  bool wide = op == EMLX_RED_SUM || op == EMLX_RED_MAX;
   const emlx_reduce_params *rp = (const emlx_reduce_params *)emlx__params(node);
   if (node->params_size < sizeof *rp ||
       node->params_size < sizeof *rp + (size_t)(rp->naxes > 0 ? rp->naxes : 0) * sizeof(int32_t))
-    return EMLX_FAIL("cpu: reduce: malformed params");
+    return EMLX_FAIL("cpu: %s: malformed params", name);
   unsigned char reduced[EMLX_MAX_NDIM] = {0};
   for (int k = 0; k < rp->naxes; k++) {
     int ax = rp->axes[k];
     if (ax < 0 || ax >= in->ndim || reduced[ax])
-      return EMLX_FAIL("cpu: reduce: bad axis %d for rank %d", ax, in->ndim);
+      return EMLX_FAIL("cpu: %s: bad axis %d for rank %d", name, ax, in->ndim);
     reduced[ax] = 1;
   }
+  bool logic = op == EMLX_RED_ALL || op == EMLX_RED_ANY;
+  if (!wide && (logic ? out->dtype != EMLX_BOOL : out->dtype != in->dtype))
+    return EMLX_FAIL("cpu: %s: unexpected dtypes %s -> %s", name, emlx_dtype_name(in->dtype),
+                     emlx_dtype_name(out->dtype));
+  const emlx_cpu_reduce_table *tab = emlx_cpu_reduce_get();
   const emlx_cpu_isa *isa = emlx_cpu_isa_get();
   emlx_red_plan *p = malloc(sizeof *p);
   if (!p)
-    return EMLX_FAIL("cpu: reduce: out of memory");
+    return EMLX_FAIL("cpu: %s: out of memory", name);
   p->op = op;
   p->in_dt = in->dtype;
   p->out_dt = out->dtype;
-  p->kind = acc_kind_of(op, in->dtype);
   p->in_es = emlx_dtype_size(in->dtype);
   p->out_es = emlx_dtype_size(out->dtype);
-  p->acc_es = p->kind == ACC_C128 ? 16 : 8;
-  p->init = acc_init;
-  p->combine = acc_combine;
-  p->finish = acc_finish;
-  p->task_work = EMLX_CPU_GRAIN;
+  emlx_cpu_red_acc_setup(p);
+  p->row = tab->row[op][in->dtype];
+  p->col = tab->col[op][in->dtype];
+  p->f64_to_out = isa->cast->cast[EMLX_FLOAT64][out->dtype];
+  p->task_work = wide ? EMLX_CPU_GRAIN : RED_OWN_TASK_WORK;
   p->src = src;
-  int64_t nout = emlx_cpu_red_dims(p, in, reduced);
   int rc = 0;
+  int64_t nout = emlx_cpu_red_dims(p, in, reduced);
+  if (!p->row || !p->col) {
+    rc = EMLX_FAIL("cpu: %s: dtype %s is not supported", name, emlx_dtype_name(in->dtype));
+    goto done;
+  }
   if (nout != out->size) {
-    rc = EMLX_FAIL("cpu: reduce: output has %lld elements, expected %lld", (long long)out->size,
+    rc = EMLX_FAIL("cpu: %s: output has %lld elements, expected %lld", name, (long long)out->size,
                    (long long)nout);
     goto done;
+  }
+  if (!wide && in->size > 0 && p->nr == 0) { /* nothing left to reduce: one position */
+    p->red[0].size = 1;
+    p->red[0].stride = 0;
+    p->nr = 1;
+    p->inner_reduced = 1;
   }
   if (src && in->size > 0 && !emlx_cpu_red_source_ok(p)) {
     rc = 1; /* the virtual input would be read strided: not this way */
     goto done;
   }
-  p->row = isa->reduce->row[op][in->dtype];
-  p->col = isa->reduce->col[op][in->dtype];
-  p->f64_to_out = isa->cast->cast[EMLX_FLOAT64][out->dtype];
   p->in = src ? NULL : (const char *)emlx__data(in);
   if ((rc = emlx__array_alloc_data(out)) != 0)
     goto done;
@@ -166,7 +112,7 @@ static int reduce_impl(const emlx_node *node, const emlx_array *in, const emlx_c
   if (out->size == 0)
     goto done;
 
-  if (p->nr == 0) { /* nothing to reduce (or only size-1 axes): astype */
+  if (wide && p->nr == 0) { /* nothing to reduce (or only size-1 axes): astype */
     int64_t shape[EMLX_MAX_NDIM], st[EMLX_MAX_NDIM];
     for (int k = 0; k < p->nk; k++) {
       shape[k] = p->kept[k].size;
@@ -180,12 +126,19 @@ static int reduce_impl(const emlx_node *node, const emlx_array *in, const emlx_c
     it.out = p->out;
     it.out_esize = p->out_es;
     emlx_cpu_iter_run_unary(&it, isa->cast->cast[in->dtype][out->dtype], EMLX_CPU_GRAIN);
-  } else if (in->size == 0) { /* an empty reduction */
-    if (op == EMLX_CPU_MAX) {
-      rc = EMLX_FAIL("cpu: max of an empty reduction");
+  } else if (in->size == 0) { /* an empty reduction: the identity */
+    if (op == EMLX_RED_MAX || op == EMLX_RED_MIN) {
+      rc = EMLX_FAIL("cpu: %s of an empty reduction", name);
       goto done;
     }
-    memset(p->out, 0, (size_t)out->size * p->out_es);
+    char *acc = malloc((size_t)out->size * p->acc_es);
+    if (!acc) {
+      rc = EMLX_FAIL("cpu: %s: out of memory", name);
+      goto done;
+    }
+    p->init(p, acc, out->size);
+    p->finish(p, acc, p->out, out->size);
+    free(acc);
   } else {
     rc = emlx_cpu_red_run(p, nout);
   }

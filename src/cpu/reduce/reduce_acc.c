@@ -1,38 +1,126 @@
-/* reduce2.c — the product, min, all and any kernels.
+/* reduce_acc.c — the accumulators of the six reductions over axes: what the
+ * driver (reduce_driver.c) folds into, how two partials combine and how
+ * accumulators become output elements; and the pick of the fold loops'
+ * ISA table (reduce_fold.h, which also says the accumulator types).
  *
- * The work is reduce_driver.c's (kept and reduced dims, row and column
- * modes, fixed splits, an optional virtual input); this file gives it the
- * ops: the accumulators below and the ISA table's fold loops (reduce2.h),
- * plus the cases the driver leaves out: an empty reduction (the identity)
- * and nothing left to reduce (one element per output, folded as a
- * reduction over one position). */
+ * Sum and max fold into wide accumulators (double, uint64, int64, two
+ * doubles for complex sums) that finish into the output dtype; product, min,
+ * all and any fold into the input's own type (f32 for f16/bf16). */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cpu.h"
-#include "kernels.h"
-#include "reduce_fold.h"
 #include "reduce_driver.h"
-
-/* Input elements per parallel task: large enough that each thread streams
- * long contiguous runs (prefetchers), small enough that a descheduled
- * thread delays little on a busy machine. */
-#define R2_TASK_WORK 131072
+#include "reduce_fold.h"
 
 /* ---- the ISA table -------------------------------------------------------- */
-const emlx_cpu_reduce2_table *emlx_cpu_reduce2_get(void) {
+const emlx_cpu_reduce_table *emlx_cpu_reduce_get(void) {
   const char *name = emlx_cpu_isa_get()->name;
   if (!strcmp(name, "avx512"))
-    return &emlx_cpu_reduce2_avx512;
+    return &emlx_cpu_reduce_avx512;
   if (!strcmp(name, "avx2"))
-    return &emlx_cpu_reduce2_avx2;
-  return &emlx_cpu_reduce2_scalar;
+    return &emlx_cpu_reduce_avx2;
+  return &emlx_cpu_reduce_scalar;
 }
 
-/* ---- accumulators (see reduce2.h) ------------------------------------------ */
-static size_t acc_size(int op, emlx_dtype dt) {
-  if (op == EMLX_R2_ALL || op == EMLX_R2_ANY)
+/* ---- sum and max: wide accumulators ---------------------------------------- */
+typedef enum { ACC_F64, ACC_C128, ACC_U64, ACC_I64, ACC_C64, ACC_BOOL } acc_kind;
+
+static acc_kind wide_kind_of(int op, emlx_dtype dt) {
+  if (emlx_dtype_is_float(dt))
+    return ACC_F64;
+  if (dt == EMLX_COMPLEX64)
+    return op == EMLX_RED_SUM ? ACC_C128 : ACC_C64;
+  if (op == EMLX_RED_SUM)
+    return ACC_U64;
+  if (dt == EMLX_BOOL)
+    return ACC_BOOL;
+  return emlx_dtype_is_signed(dt) ? ACC_I64 : ACC_U64;
+}
+
+static void wide_init(const emlx_red_plan *p, void *acc, int64_t count) {
+  if (p->op == EMLX_RED_SUM || p->kind == ACC_U64 || p->kind == ACC_BOOL) {
+    memset(acc, 0, (size_t)count * p->acc_es);
+    return;
+  }
+  for (int64_t i = 0; i < count; i++) {
+    if (p->kind == ACC_F64) {
+      ((double *)acc)[i] = -(double)INFINITY;
+    } else if (p->kind == ACC_I64) {
+      ((int64_t *)acc)[i] = INT64_MIN;
+    } else {
+      emlx_c64 lo = {-INFINITY, -INFINITY};
+      ((emlx_c64 *)acc)[i] = lo;
+    }
+  }
+}
+
+/* dst = fold(dst, src) for one accumulator. */
+static void wide_combine(const emlx_red_plan *p, void *dst, const void *src) {
+  switch (p->kind) {
+  case ACC_F64: {
+    double s;
+    memcpy(&s, src, sizeof s);
+    if (p->op == EMLX_RED_SUM)
+      *(double *)dst += s;
+    else
+      emlx_cv_max_f64_into((double *)dst, s);
+    break;
+  }
+  case ACC_C128:
+    ((double *)dst)[0] += ((const double *)src)[0];
+    ((double *)dst)[1] += ((const double *)src)[1];
+    break;
+  case ACC_U64:
+  case ACC_BOOL: {
+    uint64_t s = *(const uint64_t *)src, *d = (uint64_t *)dst;
+    if (p->op == EMLX_RED_SUM)
+      *d += s;
+    else if (s > *d)
+      *d = s;
+    break;
+  }
+  case ACC_I64: {
+    int64_t s = *(const int64_t *)src;
+    if (s > *(int64_t *)dst)
+      *(int64_t *)dst = s;
+    break;
+  }
+  case ACC_C64:
+    emlx_cv_max_c64_into((emlx_c64 *)dst, *(const emlx_c64 *)src);
+    break;
+  }
+}
+
+/* count accumulators -> count output elements. */
+static void wide_finish(const emlx_red_plan *p, const void *acc, char *out, int64_t count) {
+  switch (p->kind) {
+  case ACC_F64:
+    p->f64_to_out(acc, 1, out, count);
+    break;
+  case ACC_C128:
+    for (int64_t i = 0; i < count; i++) {
+      emlx_c64 v = {(float)((const double *)acc)[2 * i], (float)((const double *)acc)[2 * i + 1]};
+      memcpy(out + i * 8, &v, 8);
+    }
+    break;
+  case ACC_U64:
+  case ACC_I64: /* wrap: keep the low bytes (little-endian) */
+    for (int64_t i = 0; i < count; i++)
+      memcpy(out + i * (int64_t)p->out_es, (const char *)acc + i * 8, p->out_es);
+    break;
+  case ACC_BOOL:
+    for (int64_t i = 0; i < count; i++)
+      out[i] = (char)(((const uint64_t *)acc)[i] != 0);
+    break;
+  case ACC_C64:
+    memcpy(out, acc, (size_t)count * 8);
+    break;
+  }
+}
+
+/* ---- product, min, all and any: the input's own type ---------------------- */
+static size_t own_size(int op, emlx_dtype dt) {
+  if (op == EMLX_RED_ALL || op == EMLX_RED_ANY)
     return 1;
   if (dt == EMLX_FLOAT16 || dt == EMLX_BFLOAT16)
     return 4;
@@ -40,10 +128,10 @@ static size_t acc_size(int op, emlx_dtype dt) {
 }
 
 /* The identity of op in accumulator form (at most 8 bytes). */
-static void acc_identity(int op, emlx_dtype dt, unsigned char *id) {
+static void own_identity(int op, emlx_dtype dt, unsigned char *id) {
   memset(id, 0, 8);
-  if (op == EMLX_R2_ALL || op == EMLX_R2_ANY) {
-    id[0] = op == EMLX_R2_ALL;
+  if (op == EMLX_RED_ALL || op == EMLX_RED_ANY) {
+    id[0] = op == EMLX_RED_ALL;
     return;
   }
   union {
@@ -60,7 +148,7 @@ static void acc_identity(int op, emlx_dtype dt, unsigned char *id) {
     emlx_c64 c64;
   } v;
   memset(&v, 0, sizeof v);
-  bool prod = op == EMLX_R2_PROD;
+  bool prod = op == EMLX_RED_PROD;
   switch (dt) {
   case EMLX_BOOL:
     v.u8 = 1;
@@ -107,30 +195,30 @@ static void acc_identity(int op, emlx_dtype dt, unsigned char *id) {
   memcpy(id, &v, 8);
 }
 
-static void acc_init(const emlx_red_plan *p, void *acc, int64_t count) {
+static void own_init(const emlx_red_plan *p, void *acc, int64_t count) {
   unsigned char id[8];
-  acc_identity(p->op, p->in_dt, id);
+  own_identity(p->op, p->in_dt, id);
   for (int64_t i = 0; i < count; i++)
     memcpy((char *)acc + i * (int64_t)p->acc_es, id, p->acc_es);
 }
 
 /* dst = fold(dst, src) for one accumulator: the column loop over one
  * "column" with the partial as the row does exactly that. */
-static void acc_combine(const emlx_red_plan *p, void *dst, const void *src) {
+static void own_combine(const emlx_red_plan *p, void *dst, const void *src) {
   if (p->in_dt == EMLX_FLOAT16 || p->in_dt == EMLX_BFLOAT16) { /* f32 accumulators */
     float s, *d = (float *)dst;
     memcpy(&s, src, sizeof s);
-    if (p->op == EMLX_R2_PROD)
+    if (p->op == EMLX_RED_PROD)
       *d *= s;
     else
-      emlx_r2_min_f32_into(d, s);
+      emlx_red_min_f32_into(d, s);
     return;
   }
-  if (p->op == EMLX_R2_ALL) {
+  if (p->op == EMLX_RED_ALL) {
     *(uint8_t *)dst &= *(const uint8_t *)src;
     return;
   }
-  if (p->op == EMLX_R2_ANY) {
+  if (p->op == EMLX_RED_ANY) {
     *(uint8_t *)dst |= *(const uint8_t *)src;
     return;
   }
@@ -139,7 +227,7 @@ static void acc_combine(const emlx_red_plan *p, void *dst, const void *src) {
 }
 
 /* count accumulators -> count output elements. */
-static void acc_finish(const emlx_red_plan *p, const void *acc, char *out, int64_t count) {
+static void own_finish(const emlx_red_plan *p, const void *acc, char *out, int64_t count) {
   if (p->out_dt == EMLX_FLOAT16 || p->out_dt == EMLX_BFLOAT16) {
     const float *a = (const float *)acc;
     uint16_t *o = (uint16_t *)(void *)out;
@@ -150,124 +238,19 @@ static void acc_finish(const emlx_red_plan *p, const void *acc, char *out, int64
   memcpy(out, acc, (size_t)count * p->out_es); /* same type and size */
 }
 
-static int r2_op_of(emlx_prim prim) {
-  switch (prim) {
-  case EMLX_PRIM_PRODUCT:
-    return EMLX_R2_PROD;
-  case EMLX_PRIM_MIN:
-    return EMLX_R2_MIN;
-  case EMLX_PRIM_ALL:
-    return EMLX_R2_ALL;
-  case EMLX_PRIM_ANY:
-    return EMLX_R2_ANY;
-  default:
-    return -1;
-  }
-}
-
-/* The kernel on a real input, or (src set) on a virtual dense one of in's
- * shape and dtype; 1 when a virtual input would be read strided (nothing
- * done). */
-static int reduce2_impl(const emlx_node *node, const emlx_array *in, const emlx_cpu_source *src,
-                        emlx_array *out) {
-  const char *name = emlx_prim_table[node->prim].name;
-  int op = r2_op_of(node->prim);
-  if (op < 0)
-    return EMLX_FAIL("cpu: %s is not a product/min/all/any reduction", name);
-  const emlx_reduce_params *rp = (const emlx_reduce_params *)emlx__params(node);
-  if (node->params_size < sizeof *rp ||
-      node->params_size < sizeof *rp + (size_t)(rp->naxes > 0 ? rp->naxes : 0) * sizeof(int32_t))
-    return EMLX_FAIL("cpu: %s: malformed params", name);
-  unsigned char reduced[EMLX_MAX_NDIM] = {0};
-  for (int k = 0; k < rp->naxes; k++) {
-    int ax = rp->axes[k];
-    if (ax < 0 || ax >= in->ndim || reduced[ax])
-      return EMLX_FAIL("cpu: %s: bad axis %d for rank %d", name, ax, in->ndim);
-    reduced[ax] = 1;
-  }
-  bool logic = op == EMLX_R2_ALL || op == EMLX_R2_ANY;
-  if (logic ? out->dtype != EMLX_BOOL : out->dtype != in->dtype)
-    return EMLX_FAIL("cpu: %s: unexpected dtypes %s -> %s", name, emlx_dtype_name(in->dtype),
-                     emlx_dtype_name(out->dtype));
-  const emlx_cpu_reduce2_table *tab = emlx_cpu_reduce2_get();
-  emlx_red_plan *p = malloc(sizeof *p);
-  if (!p)
-    return EMLX_FAIL("cpu: %s: out of memory", name);
-  p->op = op;
-  p->in_dt = in->dtype;
-  p->out_dt = out->dtype;
-  p->in_es = emlx_dtype_size(in->dtype);
-  p->out_es = emlx_dtype_size(out->dtype);
-  p->acc_es = acc_size(op, in->dtype);
-  p->row = tab->row[op][in->dtype];
-  p->col = tab->col[op][in->dtype];
-  p->init = acc_init;
-  p->combine = acc_combine;
-  p->finish = acc_finish;
-  p->task_work = R2_TASK_WORK;
-  p->src = src;
-  int rc = 0;
-  int64_t nout = emlx_cpu_red_dims(p, in, reduced);
-  if (!p->row || !p->col) {
-    rc = EMLX_FAIL("cpu: %s: dtype %s is not supported", name, emlx_dtype_name(in->dtype));
-    goto done;
-  }
-  if (nout != out->size) {
-    rc = EMLX_FAIL("cpu: %s: output has %lld elements, expected %lld", name, (long long)out->size,
-                   (long long)nout);
-    goto done;
-  }
-  if (in->size > 0 && p->nr == 0) { /* nothing left to reduce: one position */
-    p->red[0].size = 1;
-    p->red[0].stride = 0;
-    p->nr = 1;
-    p->inner_reduced = 1;
-  }
-  if (src && in->size > 0 && !emlx_cpu_red_source_ok(p)) {
-    rc = 1; /* the virtual input would be read strided: not this way */
-    goto done;
-  }
-  p->in = src ? NULL : (const char *)emlx__data(in);
-  if ((rc = emlx__array_alloc_data(out)) != 0)
-    goto done;
-  p->out = (char *)emlx__data(out);
-  if (out->size == 0)
-    goto done;
-  if (in->size == 0) { /* an empty reduction: the identity (min never gets here) */
-    if (op == EMLX_R2_MIN) {
-      rc = EMLX_FAIL("cpu: min of an empty reduction");
-      goto done;
-    }
-    char *acc = malloc((size_t)out->size * p->acc_es);
-    if (!acc) {
-      rc = EMLX_FAIL("cpu: %s: out of memory", name);
-      goto done;
-    }
-    acc_init(p, acc, out->size);
-    acc_finish(p, acc, p->out, out->size);
-    free(acc);
+/* ---- the plan's accumulator ------------------------------------------------ */
+void emlx_cpu_red_acc_setup(emlx_red_plan *p) {
+  if (p->op == EMLX_RED_SUM || p->op == EMLX_RED_MAX) {
+    p->kind = wide_kind_of(p->op, p->in_dt);
+    p->acc_es = p->kind == ACC_C128 ? 16 : 8;
+    p->init = wide_init;
+    p->combine = wide_combine;
+    p->finish = wide_finish;
   } else {
-    rc = emlx_cpu_red_run(p, nout);
+    p->kind = 0;
+    p->acc_es = own_size(p->op, p->in_dt);
+    p->init = own_init;
+    p->combine = own_combine;
+    p->finish = own_finish;
   }
-done:
-  if (rc < 0 && out->buffer) {
-    emlx__buffer_release(out->buffer);
-    out->buffer = NULL;
-  }
-  free(p);
-  return rc;
-}
-
-int emlx_cpu_reduce2(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs) {
-  if (!outputs[0])
-    return 0;
-  return reduce2_impl(node, inputs[0], NULL, outputs[0]);
-}
-
-int emlx_cpu_reduce2_source(const emlx_node *node, const emlx_array *like,
-                            const emlx_cpu_source *src, emlx_array *out) {
-  emlx_array v;
-  int64_t st[EMLX_MAX_NDIM];
-  emlx_cpu_red_stand_in(&v, st, like);
-  return reduce2_impl(node, &v, src, out);
 }

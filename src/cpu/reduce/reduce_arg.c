@@ -1,4 +1,4 @@
-/* reduce2_arg.c — the argmax and argmin kernels.
+/* reduce_arg.c — the argmax and argmin kernels.
  *
  * Elements are compared through 64-bit keys (sort_keys.h): every NaN maps
  * to the largest key and argmin complements the keys of numbers, so both

@@ -1,7 +1,8 @@
-/* reduce_driver.h — the shape of the work of the reductions over axes:
- * sum and max (reduce.c), product, min, all and any (reduce2.c). A kernel
- * fills an emlx_red_plan with its op (inner loops, accumulator size and
- * callbacks) and the data; the driver splits the dims and runs the folds.
+/* reduce_driver.h — the shape of the work of the six reductions over axes
+ * (sum, max, product, min, all, any: reduce.c). The kernel fills an
+ * emlx_red_plan with its op (fold loops, accumulator size and callbacks:
+ * reduce_acc.c) and the data; the driver splits the dims and runs the
+ * folds.
  *
  * The input's dims are split into kept and reduced ones; size-1 dims are
  * dropped and neighbours of the same kind that are contiguous are merged.
@@ -71,6 +72,9 @@ bool emlx_cpu_red_source_ok(const emlx_red_plan *p);
 /* A stand-in for a virtual input: like's shape and dtype, dense row-major
  * strides (st: room for like->ndim), no data. */
 void emlx_cpu_red_stand_in(emlx_array *v, int64_t *st, const emlx_array *like);
+/* Sets p's accumulator (acc_es, kind, init, combine, finish) for p->op and
+ * p->in_dt (reduce_acc.c). */
+void emlx_cpu_red_acc_setup(emlx_red_plan *p);
 /* Runs the folds into p->out (p->nr > 0, the input not empty). 0, or -1
  * with an error (out of memory for partials). */
 int emlx_cpu_red_run(const emlx_red_plan *p, int64_t nout);

@@ -1,5 +1,5 @@
 /* scan.h — private to the scan kernel (scan.c): the per-ISA tables of its
- * inner loops (simd/scan_body.h, compiled by simd/scan_{scalar,avx2,
+ * inner loops (scan_body.h, compiled by scan_{scalar,avx2,
  * avx512}.c).
  *
  * Accumulators, by op and dtype (the input has the output's dtype):

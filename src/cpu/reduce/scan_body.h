@@ -1,6 +1,6 @@
 /* scan_body.h — inner loops of the scans (cumulative sum, product, max,
  * min), compiled per ISA by scan_{scalar,avx2,avx512}.c; table and
- * accumulator types: ../scan.h.
+ * accumulator types: scan.h.
  *
  * A scan is a chain (each output needs the one before), so lines run
  * sequentially in their natural order on every ISA; what vectorises is the
@@ -37,7 +37,7 @@ static inline emlx_c64 c_max(emlx_c64 a, emlx_c64 b) {
   return a;
 }
 static inline emlx_c64 c_min(emlx_c64 a, emlx_c64 b) {
-  emlx_r2_min_c64_into(&a, b);
+  emlx_red_min_c64_into(&a, b);
   return a;
 }
 
@@ -142,7 +142,7 @@ FLOAT_SET(f32x, float, float, ID, ID)
 FLOAT_SET(f64x, double, double, ID, ID)
 
 SCAN_FUNCS(sum_c64, emlx_c64, emlx_c64, ID, ID, c_add)
-SCAN_FUNCS(prod_c64, emlx_c64, emlx_c64, ID, ID, emlx_r2_cmul)
+SCAN_FUNCS(prod_c64, emlx_c64, emlx_c64, ID, ID, emlx_red_cmul)
 SCAN_FUNCS(max_c64, emlx_c64, emlx_c64, ID, ID, c_max)
 SCAN_FUNCS(min_c64, emlx_c64, emlx_c64, ID, ID, c_min)
 

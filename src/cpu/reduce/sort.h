@@ -1,5 +1,5 @@
 /* sort.h — private to the sort kernel (sort.c): the per-ISA tables of its
- * key loops (simd/sort_body.h, compiled by simd/sort_{scalar,avx2,avx512}.c).
+ * key loops (sort_body.h, compiled by sort_{scalar,avx2,avx512}.c).
  * Keys are those of sort_keys.h. */
 #ifndef EMLX_CPU_SORT_H
 #define EMLX_CPU_SORT_H

@@ -1,6 +1,6 @@
 /* sort_body.h — the key loops of sort and argsort (turning a line into
  * order-preserving keys, and sorted keys back into values), compiled per ISA
- * by sort_{scalar,avx2,avx512}.c; keys: ../sort_keys.h, table: ../sort.h.
+ * by sort_{scalar,avx2,avx512}.c; keys: sort_keys.h, table: sort.h.
  * The loops are written as selects without branches, with a unit-stride
  * variant, so that GCC vectorises them for the ISA at hand. */
 #include "simd/body.h"

@@ -1,7 +1,14 @@
-/* kernels_conv.h — the conv family's CPU kernels and its rows of the CPU
- * backend's table (src/cpu/backend.c expands EMLX_CPU_CONV_KERNELS). */
-#ifndef EMLX_CPU_KERNELS_CONV_H
-#define EMLX_CPU_KERNELS_CONV_H
+/* window/kernels.h — the window family's CPU kernels and its rows of the CPU
+ * backend's table (src/cpu/backend.c expands EMLX_CPU_WINDOW_KERNELS).
+ *
+ * The family (src/cpu/window/): everything that slides a window over the
+ * input. window.c: the window reductions; window_scatter.c: the window
+ * scatters (window_util.h: their geometry); conv.c: convolution as im2col +
+ * GEMM, conv_direct.c: the direct depthwise kernel (conv_geom.h: their
+ * geometry). Constructors: src/ops/window/ (window.c, conv.c); tests:
+ * tests/window/; benchmark: bench/bench_conv.c. */
+#ifndef EMLX_CPU_WINDOW_KERNELS_H
+#define EMLX_CPU_WINDOW_KERNELS_H
 
 #include "internal.h"
 
@@ -15,7 +22,7 @@ int emlx_cpu_window_scatter(const emlx_node *node, emlx_array *const *inputs,
 int emlx_cpu_conv(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
 
 /* Designated initialisers "[EMLX_PRIM_X] = kernel," for this family. */
-#define EMLX_CPU_CONV_KERNELS                                                                      \
+#define EMLX_CPU_WINDOW_KERNELS                                                                    \
   [EMLX_PRIM_WINDOW_REDUCE] = emlx_cpu_window_reduce,                                              \
   [EMLX_PRIM_WINDOW_SCATTER] = emlx_cpu_window_scatter, [EMLX_PRIM_CONV] = emlx_cpu_conv,
 

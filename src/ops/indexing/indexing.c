@@ -2,7 +2,7 @@
  * slice_update (static and dynamic starts), pad, concatenate, stack,
  * as_strided and view. Each validates its arguments, works out the result's
  * shape and dtype (casting inputs where MLX promotes), and makes a node whose
- * kernel is in src/cpu/indexing_layout.c. */
+ * kernel is in src/cpu/indexing/indexing_layout.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * scatter_add, take, take_along_axis, and the process-wide bounds-check
  * switch. Index arrays keep their own integer dtype (kernels read any);
  * index shapes are broadcast here with views, so kernels see arrays of one
- * shape. Kernels: src/cpu/indexing_gather.c and indexing_scatter.c. */
+ * shape. Kernels: src/cpu/indexing/indexing_gather.c and indexing_scatter.c. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
