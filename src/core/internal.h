@@ -99,6 +99,13 @@ int emlx__array_alloc_data_donate_refs(emlx_array *out, emlx_array *in, long ref
  * and strides (strides has out->ndim entries). */
 void emlx__array_set_view(emlx_array *out, const emlx_array *in, int64_t offset,
                           const int64_t *strides);
+/* The one shape rule of every constructor: a rank in [0, EMLX_MAX_NDIM],
+ * no negative dimension, and the product of the non-zero dimensions at most
+ * EMLX__MAX_ELEMENTS (2^60), empty shapes included, so that strides, sizes
+ * and offsets computed from any shape stay far from int64 overflow. Sets
+ * *size (0 for an empty shape) or returns false with an error. */
+#define EMLX__MAX_ELEMENTS ((int64_t)1 << 60)
+bool emlx__shape_size(const int64_t *shape, int ndim, int64_t *size);
 /* Row-major strides for a shape; returns the element count. */
 int64_t emlx__row_major_strides(const int64_t *shape, int ndim, int64_t *strides);
 
