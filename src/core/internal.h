@@ -189,6 +189,14 @@ const emlx_backend *emlx__backend(emlx_device dev); /* NULL if unavailable */
 extern const emlx_backend emlx_cpu_backend;
 
 /* ---- thread pool ---------------------------------------------------------- */
+/* Scratch of the calling thread for a kernel: a 64-byte aligned block of at
+ * least `bytes`, held until emlx__scratch_put (blocks nest LIFO, up to 8 per
+ * thread, and are kept for reuse until the thread exits). Kernels take their
+ * tiles here rather than on the stack, which may be small (a BEAM scheduler,
+ * a 128 KiB pthread). NULL with an error when out of memory. */
+void *emlx__scratch_get(size_t bytes);
+void emlx__scratch_put(void *block); /* NULL-safe; the block last got */
+
 /* fn(ctx, begin, end) over [0, n) in chunks of at least `grain`; runs inline
  * when the work is small, the pool has one thread, or the caller is a pool
  * worker. Returns after every chunk has run. */
