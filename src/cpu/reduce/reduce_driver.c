@@ -84,6 +84,7 @@ static int64_t red_next(const emlx_red_plan *p, int nr, int64_t *idx) {
  * cheap) beyond; never the stack, which may be small. */
 #define SRC_SCRATCH_BYTES ((size_t)1 << 20)
 #define SRC_PIECE_BYTES 2048 /* the no-memory fallback's pieces, on the stack */
+#define SRC_L1_BYTES 16384   /* an order-free fold's pieces: produced, folded, still in L1 */
 
 static void fold_row_at(const emlx_red_plan *p, int64_t off, int64_t s, int64_t len, void *acc) {
   if (!p->src) {
@@ -91,6 +92,21 @@ static void fold_row_at(const emlx_red_plan *p, int64_t off, int64_t s, int64_t 
     return;
   }
   size_t bytes = (size_t)len * p->in_es;
+  if (p->order_free && bytes > SRC_L1_BYTES) {
+    /* A long run through one buffer would write it to L2 and read it back;
+     * pieces that stay in L1 give the same result here. */
+    void *tmp = emlx__scratch_get(SRC_L1_BYTES);
+    if (tmp) {
+      int64_t piece = (int64_t)(SRC_L1_BYTES / p->in_es);
+      for (int64_t i = 0; i < len; i += piece) {
+        int64_t n = len - i < piece ? len - i : piece;
+        p->src->produce(p->src->ctx, off + i, n, tmp);
+        p->row(tmp, 1, n, acc);
+      }
+      emlx__scratch_put(tmp);
+      return;
+    }
+  }
   emlx_buffer *b = bytes > SRC_SCRATCH_BYTES ? emlx__buffer_alloc(bytes, EMLX_CPU) : NULL;
   void *tmp = b ? b->ptr : bytes <= SRC_SCRATCH_BYTES ? emlx__scratch_get(bytes) : NULL;
   if (!tmp) {
