@@ -24,8 +24,8 @@ static bool fails_clearly(emlx_array *r) {
 static void expect_empty_at(emlx_array *r, const int64_t *shape, int nd, bool allow_error,
                             const char *what, int line) {
   if (!r) {
-    tu_record(allow_error && emlx_last_error()[0] != '\0', __FILE__, line, "%s: refused (%s)",
-              what, emlx_last_error());
+    tu_record(allow_error && emlx_last_error()[0] != '\0', __FILE__, line, "%s: refused (%s)", what,
+              emlx_last_error());
     emlx_clear_error();
     return;
   }
@@ -44,8 +44,10 @@ static void expect_empty_at(emlx_array *r, const int64_t *shape, int nd, bool al
             rc ? emlx_last_error() : "");
   emlx_release(r);
 }
-#define EXPECT_EMPTY(r, shape, nd, what) expect_empty_at((r), (shape), (nd), false, (what), __LINE__)
-#define EMPTY_OR_ERROR(r, shape, nd, what) expect_empty_at((r), (shape), (nd), true, (what), __LINE__)
+#define EXPECT_EMPTY(r, shape, nd, what)                                                           \
+  expect_empty_at((r), (shape), (nd), false, (what), __LINE__)
+#define EMPTY_OR_ERROR(r, shape, nd, what)                                                         \
+  expect_empty_at((r), (shape), (nd), true, (what), __LINE__)
 
 /* ---- the rule at the constructors -------------------------------------------------- */
 static void test_refused_everywhere(void) {

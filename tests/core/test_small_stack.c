@@ -164,14 +164,22 @@ static const struct {
   const char *name;
   build_fn build;
 } families[] = {
-    {"fused chain", fused_chain},       {"fused sum (rows)", fused_sum_rows},
-    {"fused sum (cols)", fused_sum_cols}, {"fused astype sum", fused_astype_sum},
-    {"fused min (cols)", fused_min_cols}, {"product", reduce_plain},
-    {"argmax", argmax},                 {"cumulative_sum", scan},
-    {"argsort", sort},                  {"math loops", math_loops},
-    {"indexing", indexing},             {"matmul f32", matmul_f32},
-    {"matmul bf16", matmul_bf16},       {"conv", conv},
-    {"window", window},                 {"fft", fft},
+    {"fused chain", fused_chain},
+    {"fused sum (rows)", fused_sum_rows},
+    {"fused sum (cols)", fused_sum_cols},
+    {"fused astype sum", fused_astype_sum},
+    {"fused min (cols)", fused_min_cols},
+    {"product", reduce_plain},
+    {"argmax", argmax},
+    {"cumulative_sum", scan},
+    {"argsort", sort},
+    {"math loops", math_loops},
+    {"indexing", indexing},
+    {"matmul f32", matmul_f32},
+    {"matmul bf16", matmul_bf16},
+    {"conv", conv},
+    {"window", window},
+    {"fft", fft},
     {"linalg", linalg},
 };
 #define NFAM (sizeof families / sizeof families[0])

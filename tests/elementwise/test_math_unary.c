@@ -432,8 +432,8 @@ static void test_complex(void) {
   /* Infinite parts: the unit on the infinite axis, NaN for two (NumPy 2's
    * results, which z / |z| gives as NaN). */
   {
-    float zi[12] = {1, INFINITY, INFINITY, 1, -INFINITY, 1, 1, -INFINITY, INFINITY, INFINITY,
-                    NAN, INFINITY};
+    float zi[12] = {1, INFINITY,  INFINITY, 1,        -INFINITY, 1,
+                    1, -INFINITY, INFINITY, INFINITY, NAN,       INFINITY};
     float want[12] = {0, 1, 1, 0, -1, 0, 0, -1, NAN, NAN, 0, 1};
     emlx_array *z = make_c64(zi, 6), *s = emlx_sign(z);
     float got[12];
@@ -451,7 +451,8 @@ static void test_complex(void) {
     float want[8] = {1, -1, 3, -3, 1, -8, 3, 0};
     emlx_array *z = make_c64(zr, 4), *ra = emlx_round_half_away(z);
     float got[8];
-    bool ok = ra && emlx_array_dtype(ra) == EMLX_COMPLEX64 && emlx_to_blob(ra, got, sizeof got) == 0;
+    bool ok =
+        ra && emlx_array_dtype(ra) == EMLX_COMPLEX64 && emlx_to_blob(ra, got, sizeof got) == 0;
     for (int i = 0; ok && i < 8; i++)
       ok = got[i] == want[i];
     CHECK_MSG(ok, "round_half_away of complex64 rounds both parts, ties away: %s",

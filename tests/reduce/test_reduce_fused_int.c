@@ -84,8 +84,8 @@ static void test_wrapping(void) {
   CHECK_MSG((int32_t)gs == (int32_t)sq, "wrapping sum %lld, want %d", (long long)gs, (int32_t)sq);
   CHECK_MSG((int32_t)gp == (int32_t)prod, "wrapping product %lld, want %d", (long long)gp,
             (int32_t)prod);
-  CHECK_MSG(gm == mx && gn == mn, "max %lld min %lld, want %d %d", (long long)gm, (long long)gn,
-            mx, mn);
+  CHECK_MSG(gm == mx && gn == mn, "max %lld min %lld, want %d %d", (long long)gm, (long long)gn, mx,
+            mn);
   CHECK_MSG((ga != 0) == any_big, "any");
   emlx_release(big), emlx_release(x);
   free(v);

@@ -235,8 +235,7 @@ MU_C64(u_atanh, catanh(mc_wide(x)))
     [EMLX_MU_ABS] = {MB_SINTS(u_abs), MU_FC(u_abs)},                                               \
     [EMLX_MU_SIGN] = {MB_INTS(u_sign), MU_FC(u_sign)}, [EMLX_MU_FLOOR] = {MB_FLOATS(u_floor)},     \
     [EMLX_MU_CEIL] = {MB_FLOATS(u_ceil)}, [EMLX_MU_ROUND] = {MU_FC(u_round)},                      \
-    [EMLX_MU_ROUND_AWAY] = {MU_FC(u_rounda)},                                                      \
-    [EMLX_MU_CONJ] = {[EMLX_COMPLEX64] = u_conj_c64},                                              \
+    [EMLX_MU_ROUND_AWAY] = {MU_FC(u_rounda)}, [EMLX_MU_CONJ] = {[EMLX_COMPLEX64] = u_conj_c64},    \
     [EMLX_MU_REAL] = {[EMLX_COMPLEX64] = u_real_c64},                                              \
     [EMLX_MU_IMAG] = {[EMLX_COMPLEX64] = u_imag_c64},                                              \
     [EMLX_MU_BNOT] = {MB_INTS(u_bnot), [EMLX_BOOL] = u_bnot_b}, [EMLX_MU_SQRT] = {MU_FC(u_sqrt)},  \

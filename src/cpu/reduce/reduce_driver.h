@@ -60,7 +60,7 @@ struct emlx_red_plan {
    * inputs: wrapping sums and products, max, min, all, any): a virtual
    * input is then produced and folded in pieces that stay in L1. */
   bool order_free;
-  char *out;                  /* row-major output */
+  char *out; /* row-major output */
   /* the dims (emlx_cpu_red_dims) */
   int nk, nr;
   int inner_reduced;
