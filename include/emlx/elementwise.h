@@ -17,7 +17,11 @@
  * f16/bf16 results are within 1 ulp of the correctly rounded value. f64
  * transcendentals are SLEEF's 1-ulp functions (erf_inv: <= 4 ulp).
  * complex64 functions are computed in double with C99 <complex.h>
- * semantics and rounded once. */
+ * semantics and rounded once. The bounds hold over the whole range: at the
+ * overflow and underflow thresholds, on subnormals and on the largest
+ * values (where SLEEF stops short, as sinh/cosh/exp just below overflow and
+ * asinh/acosh/log1p of huge x, the result is computed one precision up);
+ * tests/elementwise/test_math_edges.c checks them there. */
 #ifndef EMLX_ELEMENTWISE_H
 #define EMLX_ELEMENTWISE_H
 
