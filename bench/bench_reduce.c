@@ -1,6 +1,7 @@
 /* bench_reduce.c — benchmarks of the reduce family: argsort and sort of 1M
  * f32, cumulative_sum of 16M f32, product and min over the inner and the
- * outer axis of a 4096 x 4096 f32.
+ * outer axis of a 4096 x 4096 f32, and the sum of 256M int32 as they are
+ * and widened to int64 (a fused astype feeding the reduction).
  *
  * Built as emlx_bench_bench_reduce; run side by side with numpy by
  * bench/compare.py, whose CASES (the reduce family's block) mirror this
@@ -10,6 +11,8 @@
 
 #define M1 (INT64_C(1) << 20)
 #define M16 (INT64_C(16) << 20)
+#define M256 (INT64_C(256) << 20)
+#define I32_BYTES 4.0
 #define N4K INT64_C(4096)
 #define F32_BYTES 4.0
 
@@ -19,6 +22,14 @@ static emlx_array *build_cumsum(emlx_array *const *in) {
   return emlx_cumulative_sum(in[0], 0, false, true);
 }
 static const int axis0 = 0, axis1 = 1;
+static emlx_array *build_sum_i32(emlx_array *const *in) { return emlx_sum(in[0], NULL, 0, false); }
+/* The int32 elements widened on the way: a fused astype feeding the sum. */
+static emlx_array *build_sum_astype_i64(emlx_array *const *in) {
+  emlx_array *w = emlx_astype(in[0], EMLX_INT64);
+  emlx_array *s = emlx_sum(w, NULL, 0, false);
+  emlx_release(w);
+  return s;
+}
 static emlx_array *build_prod_inner(emlx_array *const *in) {
   return emlx_product(in[0], &axis1, 1, false);
 }
@@ -103,6 +114,34 @@ static const bench_case cases[] = {
         .ninputs = 1,
         .inputs = {SQ_SYM(207)},
         .build = build_min_outer,
+    },
+    {
+        .name = "sum_i32_256M",
+        .what = "sum(x) over all axes (an int32 result, wrapping), x int32 [256M] in [-1000, 1000)",
+        .bytes = I32_BYTES * (double)M256,
+        .ninputs = 1,
+        .inputs = {{.dtype = EMLX_INT32,
+                    .ndim = 1,
+                    .shape = {M256},
+                    .seed = 208,
+                    .dist = BENCH_INT,
+                    .lo = -1000,
+                    .hi = 1000}},
+        .build = build_sum_i32,
+    },
+    {
+        .name = "sum_astype_i64_256M",
+        .what = "sum(astype(x, int64)), x int32 [256M] in [-1000, 1000) (fused: no int64 copy)",
+        .bytes = I32_BYTES * (double)M256,
+        .ninputs = 1,
+        .inputs = {{.dtype = EMLX_INT32,
+                    .ndim = 1,
+                    .shape = {M256},
+                    .seed = 208,
+                    .dist = BENCH_INT,
+                    .lo = -1000,
+                    .hi = 1000}},
+        .build = build_sum_astype_i64,
     },
 };
 

@@ -432,6 +432,7 @@ def _red_axis_out(fn, axis):
 
 _RED_M1 = 1 << 20
 _RED_SQ = (4096, 4096)
+_RED_M256 = 256 << 20
 
 CASES.update({
     "argsort_f32_1M": Case(
@@ -465,6 +466,17 @@ CASES.update({
         area="bench_reduce",
         inputs=[Input("float32", _RED_SQ, 207)],
         numpy={"expr": lambda a: lambda: a.min(axis=0), "out": _red_axis_out(np.min, 0)},
+    ),
+    "sum_i32_256M": Case(
+        area="bench_reduce",
+        inputs=[Input("int32", (_RED_M256,), 208, "int", -1000, 1000)],
+        numpy={"expr": lambda x: lambda: x.sum(dtype=np.int32)},
+    ),
+    "sum_astype_i64_256M": Case(
+        area="bench_reduce",
+        inputs=[Input("int32", (_RED_M256,), 208, "int", -1000, 1000)],
+        numpy={"expr": lambda x: lambda: x.astype(np.int64).sum(),
+               "dtype": lambda x: lambda: x.sum(dtype=np.int64)},
     ),
 })
 

@@ -49,7 +49,11 @@ typedef enum emlx_dtype {
 
 typedef enum emlx_device { EMLX_CPU, EMLX_GPU, EMLX_DEVICE_COUNT } emlx_device;
 
-/* Largest rank an array may have. */
+/* Largest rank an array may have. Every shape, as given to a constructor
+ * or made by an op, has non-negative dimensions whose non-zero ones multiply
+ * to at most 2^60: an empty shape is held to the rule of a full one
+ * ({0, 2^30, 2^30} is valid, {0, INT64_MAX, 2} is refused), whatever the
+ * order of its dimensions. */
 #define EMLX_MAX_NDIM 64
 
 /* The message of the last failure on this thread ("" if none). The pointer

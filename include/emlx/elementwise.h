@@ -17,7 +17,11 @@
  * f16/bf16 results are within 1 ulp of the correctly rounded value. f64
  * transcendentals are SLEEF's 1-ulp functions (erf_inv: <= 4 ulp).
  * complex64 functions are computed in double with C99 <complex.h>
- * semantics and rounded once. */
+ * semantics and rounded once. The bounds hold over the whole range: at the
+ * overflow and underflow thresholds, on subnormals and on the largest
+ * values (where SLEEF stops short, as sinh/cosh/exp just below overflow and
+ * asinh/acosh/log1p of huge x, the result is computed one precision up);
+ * tests/elementwise/test_math_edges.c checks them there. */
 #ifndef EMLX_ELEMENTWISE_H
 #define EMLX_ELEMENTWISE_H
 
@@ -33,12 +37,13 @@ extern "C" {
  * sign: -1, 0, 1 in the input's dtype; floats keep the sign of zero
  *   (sign(-0.0) == -0.0) and NaN stays NaN (MLX returns 0 for both; we follow
  *   NumPy/XLA); unsigned gives 0/1; bool is returned as is; complex64 gives
- *   z / |z| (0 for 0).
+ *   z / |z| (0 for 0; an infinite part gives the unit on its axis, two
+ *   give NaN, as NumPy: sign(1 + inf j) == 1j, sign(inf + 1j) == 1 + 0j).
  * floor, ceil: identity on integers and bool; error on complex64.
  * round: half to even (MLX/NumPy: round(0.5) == 0, round(-0.5) == -0.0,
  *   round(2.5) == 2); identity on integers and bool; complex64 rounds both
  *   parts. round_half_away: ties away from zero (Nx/Elixir: round(0.5) == 1,
- *   round(-0.5) == -1); same dtypes.
+ *   round(-0.5) == -1); same dtypes (complex64 rounds both parts so).
  * conjugate, real: identity on real dtypes; on complex64 conjugate negates
  *   the imaginary part and real gives the float32 real part.
  * imag: float32 imaginary part of complex64; zeros of the input's dtype for

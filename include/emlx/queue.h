@@ -29,6 +29,8 @@ EMLX_API void emlx_queue_free(emlx_queue *q);
 EMLX_API int emlx_queue_synchronize(emlx_queue *q);
 /* The device's default queue (created on first use); NULL if unavailable. */
 EMLX_API emlx_queue *emlx_default_queue(emlx_device dev);
+/* The queue's device; for NULL, EMLX_DEVICE_COUNT (no device) with the
+ * message "queue_device: the queue is NULL" in emlx_last_error(). */
 EMLX_API emlx_device emlx_queue_device(const emlx_queue *q);
 
 /* Evaluates on q's worker and waits. Returns 0 or -1. */

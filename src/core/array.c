@@ -11,7 +11,7 @@
 
 /* ---- creation ---------------------------------------------------------------- */
 
-static bool shape_is_valid(const int64_t *shape, int ndim, int64_t *size_out) {
+bool emlx__shape_size(const int64_t *shape, int ndim, int64_t *size_out) {
   if (ndim < 0 || ndim > EMLX_MAX_NDIM) {
     emlx__set_error("rank %d is out of range [0, %d]", ndim, EMLX_MAX_NDIM);
     return false;
@@ -20,28 +20,36 @@ static bool shape_is_valid(const int64_t *shape, int ndim, int64_t *size_out) {
     emlx__set_error("shape is NULL for rank %d", ndim);
     return false;
   }
-  int64_t size = 1;
   bool zero = false;
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0) {
       emlx__set_error("dimension %d has negative size %lld", i, (long long)shape[i]);
       return false;
     }
-    if (shape[i] == 0) zero = true;
-    else if (!zero && size > ((int64_t)1 << 60) / shape[i]) {
-      emlx__set_error("shape has more than 2^60 elements");
+    zero |= shape[i] == 0;
+  }
+  int64_t nonzero = 1; /* the product of the non-zero dimensions */
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] == 0)
+      continue;
+    if (nonzero > EMLX__MAX_ELEMENTS / shape[i]) {
+      if (zero)
+        emlx__set_error("shape: the non-zero dimensions multiply past 2^60 (an empty shape is "
+                        "held to the rule of a full one)");
+      else
+        emlx__set_error("shape has more than 2^60 elements");
       return false;
     }
-    if (!zero) size *= shape[i];
+    nonzero *= shape[i];
   }
-  *size_out = zero ? 0 : size;
+  *size_out = zero ? 0 : nonzero;
   return true;
 }
 
 emlx_array *emlx__array_alloc(emlx_dtype dtype, const int64_t *shape, int ndim, emlx_device dev) {
   int64_t size;
   if (!emlx_dtype_is_valid(dtype)) return EMLX_FAIL_NULL("invalid dtype %d", (int)dtype);
-  if (!shape_is_valid(shape, ndim, &size)) return NULL;
+  if (!emlx__shape_size(shape, ndim, &size)) return NULL;
   emlx_array *a = calloc(1, sizeof *a);
   if (!a) return EMLX_FAIL_NULL("out of memory");
   if (ndim > EMLX_INLINE_DIMS) {

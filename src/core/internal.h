@@ -99,6 +99,13 @@ int emlx__array_alloc_data_donate_refs(emlx_array *out, emlx_array *in, long ref
  * and strides (strides has out->ndim entries). */
 void emlx__array_set_view(emlx_array *out, const emlx_array *in, int64_t offset,
                           const int64_t *strides);
+/* The one shape rule of every constructor: a rank in [0, EMLX_MAX_NDIM],
+ * no negative dimension, and the product of the non-zero dimensions at most
+ * EMLX__MAX_ELEMENTS (2^60), empty shapes included, so that strides, sizes
+ * and offsets computed from any shape stay far from int64 overflow. Sets
+ * *size (0 for an empty shape) or returns false with an error. */
+#define EMLX__MAX_ELEMENTS ((int64_t)1 << 60)
+bool emlx__shape_size(const int64_t *shape, int ndim, int64_t *size);
 /* Row-major strides for a shape; returns the element count. */
 int64_t emlx__row_major_strides(const int64_t *shape, int ndim, int64_t *strides);
 
@@ -182,6 +189,14 @@ const emlx_backend *emlx__backend(emlx_device dev); /* NULL if unavailable */
 extern const emlx_backend emlx_cpu_backend;
 
 /* ---- thread pool ---------------------------------------------------------- */
+/* Scratch of the calling thread for a kernel: a 64-byte aligned block of at
+ * least `bytes`, held until emlx__scratch_put (blocks nest LIFO, up to 8 per
+ * thread, and are kept for reuse until the thread exits). Kernels take their
+ * tiles here rather than on the stack, which may be small (a BEAM scheduler,
+ * a 128 KiB pthread). NULL with an error when out of memory. */
+void *emlx__scratch_get(size_t bytes);
+void emlx__scratch_put(void *block); /* NULL-safe; the block last got */
+
 /* fn(ctx, begin, end) over [0, n) in chunks of at least `grain`; runs inline
  * when the work is small, the pool has one thread, or the caller is a pool
  * worker. Returns after every chunk has run. */

@@ -154,7 +154,13 @@ emlx_queue *emlx_default_queue(emlx_device dev) {
   return q;
 }
 
-emlx_device emlx_queue_device(const emlx_queue *q) { return q ? q->dev : EMLX_DEVICE_COUNT; }
+emlx_device emlx_queue_device(const emlx_queue *q) {
+  if (!q) {
+    emlx__set_error("queue_device: the queue is NULL");
+    return EMLX_DEVICE_COUNT;
+  }
+  return q->dev;
+}
 
 /* Validates and queues a request; 0 or -1. */
 static int submit(emlx_queue *q, emlx_array *const *arrays, size_t n, emlx_eval_callback cb,

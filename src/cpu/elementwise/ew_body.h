@@ -182,11 +182,25 @@ static void exp_f32(const void *pi, int64_t s, void *po, int64_t n) {
     vl_exp_f32(t, o + i0, len);
   }
 }
+/* SLEEF's exp gives inf from 709.7827111 on, a few ulps before the true
+ * overflow at 709.7827129: lanes past 709 are redone in long double. Runs
+ * keep their inputs, which an in-place call overwrites. */
+static void exp_f64_run(const double *a, double *o, int64_t n) {
+  for (int64_t i0 = 0; i0 < n; i0 += 64) {
+    int64_t len = bd_min64(64, n - i0);
+    double keep[64];
+    memcpy(keep, a + i0, (size_t)len * sizeof *keep);
+    vl_exp_f64(a + i0, o + i0, len);
+    for (int64_t i = 0; i < len; i++)
+      if (keep[i] > 709.0)
+        o[i0 + i] = (double)expl((long double)keep[i]);
+  }
+}
 static void exp_f64(const void *pi, int64_t s, void *po, int64_t n) {
   const double *a = (const double *)pi;
   double *o = (double *)po;
   if (s == 1) {
-    vl_exp_f64(a, o, n);
+    exp_f64_run(a, o, n);
     return;
   }
   double t[EMLX_TILE];
@@ -194,7 +208,7 @@ static void exp_f64(const void *pi, int64_t s, void *po, int64_t n) {
     int64_t len = bd_min64(EMLX_TILE, n - i0);
     for (int64_t j = 0; j < len; j++)
       t[j] = a[(i0 + j) * s];
-    vl_exp_f64(t, o + i0, len);
+    exp_f64_run(t, o + i0, len);
   }
 }
 #define EW_EXP_HALF(NAME, LOAD, STORE)                                                             \

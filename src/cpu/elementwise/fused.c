@@ -16,6 +16,7 @@
  * L1. Outputs are written in place, or, when they total STREAM_MIN_BYTES or
  * more, finished in their tiles and copied out with non-temporal stores
  * (no read for ownership of lines that will not stay in cache anyway). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@
 #include "kernels_fused.h"
 
 #define TILE 1024                 /* elements per tile, at most */
-#define SCRATCH_BYTES (64 * 1024) /* the tiles of one thread, on its stack */
+#define SCRATCH_BYTES (64 * 1024) /* the tiles of one thread, from its scratch (not the stack) */
 /* Outputs of at least this many bytes in all are written with non-temporal
  * stores (well past the L2 of both cores). */
 #define STREAM_MIN_BYTES (16 << 20)
@@ -197,6 +198,7 @@ typedef struct fused_job {
   int64_t origin;
   bool stream;                      /* outputs go through their tiles, then non-temporal stores */
   int64_t (*stride)[EMLX_MAX_NDIM]; /* [input][dim] */
+  atomic_int *failed;               /* set when a thread found no scratch for its tiles */
 } fused_job;
 
 /* Runs every op over one tile of n elements; in[k] points at input k's
@@ -242,7 +244,11 @@ static void fused_range(void *ctx, int64_t begin, int64_t end) {
   const fused_job *job = (const fused_job *)ctx;
   const fused_plan *p = job->p;
   int nin = p->ninputs, last = job->ndim - 1;
-  _Alignas(64) char scratch[SCRATCH_BYTES];
+  char *scratch = emlx__scratch_get(SCRATCH_BYTES);
+  if (!scratch) {
+    atomic_store_explicit(job->failed, 1, memory_order_relaxed);
+    return;
+  }
   int64_t tile = p->tile[job->stream];
   int64_t inner_n = job->shape[last];
   int64_t idx[EMLX_MAX_NDIM];
@@ -270,13 +276,16 @@ static void fused_range(void *ctx, int64_t begin, int64_t end) {
   }
   if (job->stream)
     emlx_idx_stream_fence(); /* the streamed stores are seen before the pool's join */
+  emlx__scratch_put(scratch);
 }
 
 /* Strides of every input over the region's shape (that of `like`), merged
  * into job->stride (a block job_release frees). 0, or -1 with an error. */
 static int prepare_job(fused_job *job, const fused_plan *p, emlx_array *const *inputs,
-                       const emlx_array *like) {
+                       const emlx_array *like, atomic_int *failed) {
   int nin = p->ninputs;
+  atomic_init(failed, 0);
+  job->failed = failed;
   /* rows [0, nin): the merged strides the job keeps; [nin, 2 nin): the raw ones */
   int64_t(*rows)[EMLX_MAX_NDIM] = malloc(sizeof(*rows) * (size_t)(nin ? 2 * nin : 1));
   job->stride = rows;
@@ -307,8 +316,9 @@ int emlx_cpu_fuse_run(const void *plan, emlx_array *const *inputs, emlx_array *c
   emlx_array *out0 = outputs[0];
   int nin = p->ninputs;
   fused_job job;
+  atomic_int failed;
   int rc = -1;
-  if (prepare_job(&job, p, inputs, out0) != 0)
+  if (prepare_job(&job, p, inputs, out0, &failed) != 0)
     goto out;
   /* Output buffers: an input dying with the region may lend its buffer to an
    * output of its dtype and shape, provided no op reads that input after the
@@ -343,6 +353,10 @@ int emlx_cpu_fuse_run(const void *plan, emlx_array *const *inputs, emlx_array *c
     else
       emlx__parallel_for(out0->size, p->grain, fused_range, &job);
   }
+  if (atomic_load(&failed)) {
+    emlx__set_error("fusion: out of memory for the tiles of a fused region");
+    goto fail_outputs;
+  }
   rc = 0;
   goto out;
 fail_outputs:
@@ -369,10 +383,16 @@ int emlx_cpu_fuse_reduce(const void *plan, emlx_array *const *inputs, const emlx
   if (p->noutputs != 1 || !emlx__fuse_is_reduction(reduce->prim))
     return 1;
   fused_job job;
-  int rc = prepare_job(&job, p, inputs, like);
+  atomic_int failed;
+  int rc = prepare_job(&job, p, inputs, like, &failed);
   if (rc == 0) {
     emlx_cpu_source src = {produce, &job};
     rc = emlx_cpu_reduce_source(reduce, like, &src, out);
+  }
+  if (rc == 0 && atomic_load(&failed)) {
+    rc = EMLX_FAIL("fusion: out of memory for the tiles of a fused region");
+    emlx__buffer_release(out->buffer);
+    out->buffer = NULL;
   }
   job_release(&job);
   return rc;

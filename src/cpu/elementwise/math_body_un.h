@@ -59,6 +59,55 @@ static void t_erfinv_f32(const float *in, float *out, int64_t n) {
   }
 }
 
+/* SLEEF's ends of the range, redone lane by lane after the vector pass
+ * (the lanes are rare, so plain C, one precision up):
+ *  - sinh and cosh compute exp(|x|) before halving, so they overflow ~ln 2
+ *    before the true point (f32 at 88.7 instead of 89.4, f64 at 709.8
+ *    instead of 710.5): past |x| = 88 / 709 both are exp(|x|) / 2 (the
+ *    dropped exp(-|x|) is far below an ulp), in f64 / long double;
+ *  - asinh and acosh square x: inf from sqrt(max) on; past 1e18 / 1e150 they
+ *    are log(2|x|) = log|x| + ln 2 (the dropped 1/(4x^2) is below an ulp);
+ *  - log1p is inf past 1e38 / 1e307: there it is log(x) (1 + x rounds to x).
+ * NaN fails every comparison below and keeps SLEEF's NaN. */
+#define MU_LN2L 0.693147180559945309417232121458176568L
+/* Tiles may be computed in place (in == out), so each run of MU_RUN
+ * elements keeps its inputs while the vector pass overwrites them. */
+#define MU_RUN 64
+#define MU_FIX_ENDS(NAME, T, MV, COND, FIX)                                                        \
+  static void NAME(const T *in, T *out, int64_t n) {                                               \
+    for (int64_t i0 = 0; i0 < n; i0 += MU_RUN) {                                                   \
+      int64_t len = n - i0 < MU_RUN ? n - i0 : MU_RUN;                                             \
+      T keep[MU_RUN];                                                                              \
+      memcpy(keep, in + i0, (size_t)len * sizeof(T));                                              \
+      MV(in + i0, out + i0, len);                                                                  \
+      for (int64_t i = 0; i < len; i++) {                                                          \
+        T x = keep[i];                                                                             \
+        if (COND)                                                                                  \
+          out[i0 + i] = (FIX);                                                                     \
+      }                                                                                            \
+    }                                                                                              \
+  }
+static inline float mu_halfexp_f32(float x) { return (float)(0.5 * exp(fabs((double)x))); }
+static inline double mu_halfexp_f64(double x) {
+  return (double)(0.5L * expl(fabsl((long double)x)));
+}
+static inline float mu_log2x_f32(float x) {
+  return (float)(log(fabs((double)x)) + (double)MU_LN2L);
+}
+static inline double mu_log2x_f64(double x) {
+  return (double)(logl(fabsl((long double)x)) + MU_LN2L);
+}
+MU_FIX_ENDS(t_sinh_f32, float, mv_sinh_f32, fabsf(x) > 88.0f, copysignf(mu_halfexp_f32(x), x))
+MU_FIX_ENDS(t_cosh_f32, float, mv_cosh_f32, fabsf(x) > 88.0f, mu_halfexp_f32(x))
+MU_FIX_ENDS(t_sinh_f64, double, mv_sinh_f64, fabs(x) > 709.0, copysign(mu_halfexp_f64(x), x))
+MU_FIX_ENDS(t_cosh_f64, double, mv_cosh_f64, fabs(x) > 709.0, mu_halfexp_f64(x))
+MU_FIX_ENDS(t_asinh_f32, float, mv_asinh_f32, fabsf(x) > 1e18f, copysignf(mu_log2x_f32(x), x))
+MU_FIX_ENDS(t_acosh_f32, float, mv_acosh_f32, x > 1e18f, mu_log2x_f32(x))
+MU_FIX_ENDS(t_asinh_f64, double, mv_asinh_f64, fabs(x) > 1e150, copysign(mu_log2x_f64(x), x))
+MU_FIX_ENDS(t_acosh_f64, double, mv_acosh_f64, x > 1e150, mu_log2x_f64(x))
+MU_FIX_ENDS(t_log1p_f32, float, mv_log1p_f32, x > 1e38f, (float)log((double)x))
+MU_FIX_ENDS(t_log1p_f64, double, mv_log1p_f64, x > 1e307, (double)logl((long double)x))
+
 MB_UN_FLOAT(u_abs, t_abs_f32, t_abs_f64)
 MB_UN_FLOAT(u_sign, t_sign_f32, t_sign_f64)
 MB_UN_FLOAT(u_floor, t_floor_f32, t_floor_f64)
@@ -68,7 +117,7 @@ MB_UN_FLOAT(u_rounda, t_rounda_f32, t_rounda_f64)
 MB_UN_FLOAT(u_sqrt, mv_sqrt_f32, mv_sqrt_f64)
 MB_UN_FLOAT(u_rsqrt, t_rsqrt_f32, t_rsqrt_f64)
 MB_UN_FLOAT(u_log, mv_log_f32, mv_log_f64)
-MB_UN_FLOAT(u_log1p, mv_log1p_f32, mv_log1p_f64)
+MB_UN_FLOAT(u_log1p, t_log1p_f32, t_log1p_f64)
 MB_UN_FLOAT(u_expm1, mv_expm1_f32, mv_expm1_f64)
 MB_UN_FLOAT(u_sin, mv_sin_f32, mv_sin_f64)
 MB_UN_FLOAT(u_cos, mv_cos_f32, mv_cos_f64)
@@ -76,15 +125,15 @@ MB_UN_FLOAT(u_tan, mv_tan_f32, mv_tan_f64)
 MB_UN_FLOAT(u_asin, mv_asin_f32, mv_asin_f64)
 MB_UN_FLOAT(u_acos, mv_acos_f32, mv_acos_f64)
 MB_UN_FLOAT(u_atan, mv_atan_f32, mv_atan_f64)
-MB_UN_FLOAT(u_sinh, mv_sinh_f32, mv_sinh_f64)
-MB_UN_FLOAT(u_cosh, mv_cosh_f32, mv_cosh_f64)
+MB_UN_FLOAT(u_sinh, t_sinh_f32, t_sinh_f64)
+MB_UN_FLOAT(u_cosh, t_cosh_f32, t_cosh_f64)
 #ifdef MV_HAS_TANH_F32
 MB_UN_FLOAT(u_tanh, mv_tanh_fast_f32, mv_tanh_f64)
 #else
 MB_UN_FLOAT(u_tanh, mf_tanh_tile_f32, mv_tanh_f64)
 #endif
-MB_UN_FLOAT(u_asinh, mv_asinh_f32, mv_asinh_f64)
-MB_UN_FLOAT(u_acosh, mv_acosh_f32, mv_acosh_f64)
+MB_UN_FLOAT(u_asinh, t_asinh_f32, t_asinh_f64)
+MB_UN_FLOAT(u_acosh, t_acosh_f32, t_acosh_f64)
 MB_UN_FLOAT(u_atanh, mv_atanh_f32, mv_atanh_f64)
 MB_UN_FLOAT(u_erf, mv_erf_f32, mv_erf_f64)
 MB_UN_FLOAT(u_erfinv, t_erfinv_f32, mf_erfinv_tile_f64)
@@ -121,9 +170,17 @@ MB_UN(u_isinf_c64, emlx_c64, uint8_t,
       (uint8_t)(fabsf(x.re) == (float)INFINITY || fabsf(x.im) == (float)INFINITY))
 
 /* ---- complex64 ------------------------------------------------------------------- */
+/* z / |z|; an infinite part gives the unit on its axis and two give NaN
+ * (NumPy: sign(1 + inf j) == 1j, sign(inf + 1j) == 1 + 0j). */
 static inline emlx_c64 mc_sign(emlx_c64 x) {
   if (x.re == 0.0f && x.im == 0.0f)
     return x;
+  bool inf_re = isinf(x.re), inf_im = isinf(x.im);
+  if (inf_re || inf_im) {
+    emlx_c64 r = {inf_im ? (inf_re ? NAN : 0.0f) : copysignf(1.0f, x.re),
+                  inf_re ? (inf_im ? NAN : 0.0f) : copysignf(1.0f, x.im)};
+    return r;
+  }
   double m = hypot((double)x.re, (double)x.im);
   emlx_c64 r = {(float)((double)x.re / m), (float)((double)x.im / m)};
   return r;
@@ -132,6 +189,13 @@ static inline emlx_c64 mc_round(emlx_c64 x) {
   emlx_c64 r = {rintf(x.re), rintf(x.im)};
   return r;
 }
+static inline emlx_c64 mc_rounda(emlx_c64 x) {
+  float re = x.re, im = x.im, r[2];
+  t_rounda_f32(&re, &r[0], 1);
+  t_rounda_f32(&im, &r[1], 1);
+  emlx_c64 o = {r[0], r[1]};
+  return o;
+}
 static inline emlx_c64 mc_conj(emlx_c64 x) {
   emlx_c64 r = {x.re, -x.im};
   return r;
@@ -139,6 +203,7 @@ static inline emlx_c64 mc_conj(emlx_c64 x) {
 MB_UN(u_abs_c64, emlx_c64, float, (float)hypot((double)x.re, (double)x.im))
 MB_UN(u_sign_c64, emlx_c64, emlx_c64, mc_sign(x))
 MB_UN(u_round_c64, emlx_c64, emlx_c64, mc_round(x))
+MB_UN(u_rounda_c64, emlx_c64, emlx_c64, mc_rounda(x))
 MB_UN(u_conj_c64, emlx_c64, emlx_c64, mc_conj(x))
 MB_UN(u_real_c64, emlx_c64, float, x.re)
 MB_UN(u_imag_c64, emlx_c64, float, x.im)
@@ -174,8 +239,7 @@ MU_C64(u_atanh, catanh(mc_wide(x)))
     [EMLX_MU_ABS] = {MB_SINTS(u_abs), MU_FC(u_abs)},                                               \
     [EMLX_MU_SIGN] = {MB_INTS(u_sign), MU_FC(u_sign)}, [EMLX_MU_FLOOR] = {MB_FLOATS(u_floor)},     \
     [EMLX_MU_CEIL] = {MB_FLOATS(u_ceil)}, [EMLX_MU_ROUND] = {MU_FC(u_round)},                      \
-    [EMLX_MU_ROUND_AWAY] = {MB_FLOATS(u_rounda)},                                                  \
-    [EMLX_MU_CONJ] = {[EMLX_COMPLEX64] = u_conj_c64},                                              \
+    [EMLX_MU_ROUND_AWAY] = {MU_FC(u_rounda)}, [EMLX_MU_CONJ] = {[EMLX_COMPLEX64] = u_conj_c64},    \
     [EMLX_MU_REAL] = {[EMLX_COMPLEX64] = u_real_c64},                                              \
     [EMLX_MU_IMAG] = {[EMLX_COMPLEX64] = u_imag_c64},                                              \
     [EMLX_MU_BNOT] = {MB_INTS(u_bnot), [EMLX_BOOL] = u_bnot_b}, [EMLX_MU_SQRT] = {MU_FC(u_sqrt)},  \

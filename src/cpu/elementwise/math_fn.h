@@ -194,10 +194,12 @@ static inline double mf_erfinv_tail(double s) {
 
 /* erf_inv over a tile of doubles (in-place safe). Needs the unit's
  * mv_log_f64, mv_sqrt_f64, mv_erf_f64, mv_erfc_f64 and mv_exp_f64. */
+#define MF_ERFINV_RUN 128 /* six runs of doubles on the stack: 6 KiB */
 static inline void mf_erfinv_tile_f64(const double *in, double *out, int64_t n) {
-  double a[MF_TILE], w[MF_TILE], s[MF_TILE], z[MF_TILE], f[MF_TILE], g[MF_TILE];
-  for (int64_t i0 = 0; i0 < n; i0 += MF_TILE) {
-    int64_t len = n - i0 < MF_TILE ? n - i0 : MF_TILE;
+  double a[MF_ERFINV_RUN], w[MF_ERFINV_RUN], s[MF_ERFINV_RUN], z[MF_ERFINV_RUN], f[MF_ERFINV_RUN],
+      g[MF_ERFINV_RUN];
+  for (int64_t i0 = 0; i0 < n; i0 += MF_ERFINV_RUN) {
+    int64_t len = n - i0 < MF_ERFINV_RUN ? n - i0 : MF_ERFINV_RUN;
     const double *x = in + i0;
     for (int64_t i = 0; i < len; i++) {
       double ai = fabs(x[i]);

@@ -85,8 +85,11 @@ static void pad_rows(void *ctx, int64_t r0, int64_t r1) {
     idx[k] = rem % c->o->shape[k];
     rem /= c->o->shape[k];
   }
-  _Alignas(64) char stage[PAD_STAGE];
-  bool staged = c->stream && row_bytes <= PAD_STAGE;
+  /* the stage comes from the thread's scratch (no memory: rows go out unstaged) */
+  char *stage = c->stream && row_bytes <= PAD_STAGE ? emlx__scratch_get(PAD_STAGE) : NULL;
+  bool staged = stage != NULL;
+  if (!staged)
+    emlx_clear_error();
   char *out = emlx__data(c->o);
   int64_t flush_row = r0, nstaged = 0;
   const char *abase = emlx__data(a);
@@ -121,6 +124,7 @@ static void pad_rows(void *ctx, int64_t r0, int64_t r1) {
   }
   if (c->stream)
     emlx_idx_stream_fence();
+  emlx__scratch_put(stage);
 }
 
 int emlx_cpu_pad(const emlx_node *node, emlx_array *const *in, emlx_array *const *out) {

@@ -84,6 +84,7 @@ static int reduce_impl(const emlx_node *node, const emlx_array *in, const emlx_c
   p->f64_to_out = isa->cast->cast[EMLX_FLOAT64][out->dtype];
   p->task_work = wide ? EMLX_CPU_GRAIN : RED_OWN_TASK_WORK;
   p->src = src;
+  p->order_free = emlx_dtype_is_integer(in->dtype) || in->dtype == EMLX_BOOL;
   int rc = 0;
   int64_t nout = emlx_cpu_red_dims(p, in, reduced);
   if (!p->row || !p->col) {

@@ -1,5 +1,6 @@
 /* reduce_driver.c — the folds of the reductions over axes (see
  * reduce_driver.h). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,24 +79,42 @@ static int64_t red_next(const emlx_red_plan *p, int nr, int64_t *idx) {
 }
 
 /* ---- reading the input ------------------------------------------------------ */
-/* Scratch for a virtual input's elements: the stack for small runs, else
- * the allocator (whose cache makes a repeated size cheap). */
-#define SRC_STACK_BYTES 16384
+/* Scratch for a virtual input's elements: the thread's scratch for runs up
+ * to SRC_SCRATCH_BYTES, the allocator (whose cache makes a repeated size
+ * cheap) beyond; never the stack, which may be small. */
+#define SRC_SCRATCH_BYTES ((size_t)1 << 20)
+#define SRC_PIECE_BYTES 2048 /* the no-memory fallback's pieces, on the stack */
+#define SRC_L1_BYTES 16384   /* an order-free fold's pieces: produced, folded, still in L1 */
 
 static void fold_row_at(const emlx_red_plan *p, int64_t off, int64_t s, int64_t len, void *acc) {
   if (!p->src) {
     p->row(p->in + off * (int64_t)p->in_es, s, len, acc);
     return;
   }
-  _Alignas(64) unsigned char local[SRC_STACK_BYTES];
   size_t bytes = (size_t)len * p->in_es;
-  emlx_buffer *b = bytes > sizeof local ? emlx__buffer_alloc(bytes, EMLX_CPU) : NULL;
-  void *tmp = b ? b->ptr : (void *)local;
-  if (bytes > sizeof local && !b) {
+  if (p->order_free && bytes > SRC_L1_BYTES) {
+    /* A long run through one buffer would write it to L2 and read it back;
+     * pieces that stay in L1 give the same result here. */
+    void *tmp = emlx__scratch_get(SRC_L1_BYTES);
+    if (tmp) {
+      int64_t piece = (int64_t)(SRC_L1_BYTES / p->in_es);
+      for (int64_t i = 0; i < len; i += piece) {
+        int64_t n = len - i < piece ? len - i : piece;
+        p->src->produce(p->src->ctx, off + i, n, tmp);
+        p->row(tmp, 1, n, acc);
+      }
+      emlx__scratch_put(tmp);
+      return;
+    }
+  }
+  emlx_buffer *b = bytes > SRC_SCRATCH_BYTES ? emlx__buffer_alloc(bytes, EMLX_CPU) : NULL;
+  void *tmp = b ? b->ptr : bytes <= SRC_SCRATCH_BYTES ? emlx__scratch_get(bytes) : NULL;
+  if (!tmp) {
     /* No memory for scratch (the memory limit): fold in pieces that fit the
      * stack instead of failing mid-run. The folds are then shorter, so a
      * float result may differ from the unfused one in its last bits. */
     emlx_clear_error();
+    _Alignas(64) unsigned char local[SRC_PIECE_BYTES];
     int64_t piece = (int64_t)(sizeof local / p->in_es);
     for (int64_t i = 0; i < len; i += piece) {
       int64_t n = len - i < piece ? len - i : piece;
@@ -106,7 +125,10 @@ static void fold_row_at(const emlx_red_plan *p, int64_t off, int64_t s, int64_t 
   }
   p->src->produce(p->src->ctx, off, len, tmp);
   p->row(tmp, 1, len, acc);
-  emlx__buffer_release(b);
+  if (b)
+    emlx__buffer_release(b);
+  else
+    emlx__scratch_put(tmp);
 }
 
 /* ---- row mode ------------------------------------------------------------- */
@@ -205,10 +227,13 @@ typedef struct col_job {
   int64_t nblocks; /* column blocks per outer output index */
   int64_t nred;    /* reduced positions (all reduced dims) */
   int64_t nslices;
-  char *partials; /* nslices > 1: one block of accumulators per task */
+  char *partials;     /* nslices > 1: one block of accumulators per task */
+  atomic_int *failed; /* set when a thread found no scratch */
 } col_job;
 
-static void col_fold(const col_job *j, int64_t unit, int64_t slice, void *acc, int64_t *cols) {
+/* local: RED_CB_BYTES of scratch for a virtual input's rows. */
+static void col_fold(const col_job *j, int64_t unit, int64_t slice, void *acc, int64_t *cols,
+                     unsigned char *local) {
   const emlx_red_plan *p = j->p;
   int64_t o = unit / j->nblocks, blk = unit % j->nblocks;
   int64_t c0 = blk * j->cb, len = j->m - c0 < j->cb ? j->m - c0 : j->cb;
@@ -218,7 +243,6 @@ static void col_fold(const col_job *j, int64_t unit, int64_t slice, void *acc, i
   int64_t base = kept_offset(p, p->nk - 1, o) + c0 * j->s;
   int64_t off = base + red_offset(p, p->nr, r0, idx);
   p->init(p, acc, len);
-  _Alignas(64) unsigned char local[RED_CB_BYTES];
   for (int64_t r = r0; r < r1; r++) {
     if (p->src) { /* virtual input: stride 1 here (see emlx_cpu_reduce_source) */
       p->src->produce(p->src->ctx, off, len, local);
@@ -234,22 +258,29 @@ static void col_fold(const col_job *j, int64_t unit, int64_t slice, void *acc, i
 static void col_tasks(void *ctx, int64_t begin, int64_t end) {
   const col_job *j = (const col_job *)ctx;
   const emlx_red_plan *p = j->p;
-  double acc_d[RED_CB_BYTES / sizeof(double)];
-  unsigned char *acc = (unsigned char *)acc_d;
+  /* a block of accumulators and a block of a virtual input's row */
+  unsigned char *acc = emlx__scratch_get(2 * RED_CB_BYTES), *local = acc + RED_CB_BYTES;
+  if (!acc) {
+    atomic_store_explicit(j->failed, 1, memory_order_relaxed);
+    return;
+  }
   for (int64_t t = begin; t < end; t++) {
     int64_t unit = t / j->nslices, slice = t % j->nslices, len;
     if (j->nslices == 1) {
-      col_fold(j, unit, 0, acc, &len);
+      col_fold(j, unit, 0, acc, &len, local);
       int64_t o = unit / j->nblocks, c0 = (unit % j->nblocks) * j->cb;
       p->finish(p, acc, p->out + (o * j->m + c0) * (int64_t)p->out_es, len);
     } else {
-      col_fold(j, unit, slice, j->partials + t * j->cb * (int64_t)p->acc_es, &len);
+      col_fold(j, unit, slice, j->partials + t * j->cb * (int64_t)p->acc_es, &len, local);
     }
   }
+  emlx__scratch_put(acc);
 }
 
 static int run_cols(const emlx_red_plan *p) {
-  col_job j = {p, p->kept[p->nk - 1].size, p->kept[p->nk - 1].stride, 0, 0, 1, 1, NULL};
+  atomic_int failed;
+  atomic_init(&failed, 0);
+  col_job j = {p, p->kept[p->nk - 1].size, p->kept[p->nk - 1].stride, 0, 0, 1, 1, NULL, &failed};
   j.cb = RED_CB_BYTES / (int64_t)p->acc_es;
   j.nblocks = (j.m + j.cb - 1) / j.cb;
   int64_t nouter = 1;
@@ -276,6 +307,10 @@ static int run_cols(const emlx_red_plan *p) {
     col_tasks(&j, 0, ntasks);
   else
     emlx__parallel_for(ntasks, grain, col_tasks, &j);
+  if (atomic_load(&failed)) {
+    emlx__buffer_release(scratch);
+    return EMLX_FAIL("reduce: out of memory for a thread's accumulators");
+  }
   if (j.nslices > 1) {
     for (int64_t u = 0; u < units; u++) {
       int64_t o = u / j.nblocks, c0 = (u % j.nblocks) * j.cb;

@@ -56,7 +56,11 @@ struct emlx_red_plan {
   /* the data */
   const char *in;             /* element 0 of the input, or NULL when src is set */
   const emlx_cpu_source *src; /* a virtual input, or NULL */
-  char *out;                  /* row-major output */
+  /* The fold's result does not depend on how a run is cut (integer and bool
+   * inputs: wrapping sums and products, max, min, all, any): a virtual
+   * input is then produced and folded in pieces that stay in L1. */
+  bool order_free;
+  char *out; /* row-major output */
   /* the dims (emlx_cpu_red_dims) */
   int nk, nr;
   int inner_reduced;

@@ -80,7 +80,7 @@ emlx_array *emlx_round(emlx_array *a) {
   return rounding(EMLX_PRIM_ROUND, a, EMLX_MATH_HALF_EVEN, true);
 }
 emlx_array *emlx_round_half_away(emlx_array *a) {
-  return rounding(EMLX_PRIM_ROUND, a, EMLX_MATH_HALF_AWAY, false);
+  return rounding(EMLX_PRIM_ROUND, a, EMLX_MATH_HALF_AWAY, true);
 }
 
 emlx_array *emlx_conjugate(emlx_array *a) {

@@ -18,25 +18,6 @@ static bool same_shape(const int64_t *a, const int64_t *b, int n) {
 
 /* ---- slice_update ---------------------------------------------------------------- */
 
-/* Python's slice clamping for one axis (as emlx_slice); returns the length
- * and the first index. */
-static int64_t clamp_slice(int64_t n, int64_t start, int64_t stop, int64_t step, int64_t *first) {
-  if (start < 0)
-    start += n;
-  if (stop < 0)
-    stop += n;
-  if (step > 0) {
-    start = start < 0 ? 0 : (start > n ? n : start);
-    stop = stop < 0 ? 0 : (stop > n ? n : stop);
-    *first = start;
-    return stop > start ? (stop - start - 1) / step + 1 : 0;
-  }
-  start = start < -1 ? -1 : (start > n - 1 ? n - 1 : start);
-  stop = stop < -1 ? -1 : (stop > n - 1 ? n - 1 : stop);
-  *first = start;
-  return start > stop ? (start - stop - 1) / (-step) + 1 : 0;
-}
-
 /* update cast to dtype and broadcast to shape (a new reference or NULL). */
 static emlx_array *fit_update(emlx_array *update, emlx_dtype dtype, const int64_t *shape, int nd,
                               const char *op) {
@@ -66,11 +47,13 @@ emlx_array *emlx_slice_update(emlx_array *src, emlx_array *update, const int64_t
   bool whole = true;
   for (int i = 0; i < ndim; i++) {
     step[i] = strides ? strides[i] : 1;
-    if (step[i] == 0 || step[i] == INT64_MIN)
+    if (step[i] == 0)
       return EMLX_FAIL_NULL("slice_update: stride of axis %d must be non-zero", i);
-    shape[i] = clamp_slice(src->shape[i], start[i], stop[i], step[i], &first[i]);
+    shape[i] = emlx__clamp_slice(src->shape[i], start[i], stop[i], step[i], &first[i]);
     if (shape[i] == 0)
       first[i] = 0;
+    if (shape[i] <= 1) /* the step is never taken: keep the kernel's stride product small */
+      step[i] = step[i] > 0 ? 1 : -1;
     whole =
         whole && shape[i] == src->shape[i] && (shape[i] <= 1 || (first[i] == 0 && step[i] == 1));
   }
@@ -309,14 +292,11 @@ emlx_array *emlx_as_strided(emlx_array *a, const int64_t *shape, const int64_t *
   EMLX_CHECK_ARRAY(a, "as_strided");
   if (ndim < 0 || ndim > EMLX_MAX_NDIM || (ndim > 0 && !shape))
     return EMLX_FAIL_NULL("as_strided: invalid rank %d or NULL shape", ndim);
-  int64_t st[EMLX_MAX_NDIM], size = 1;
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0)
-      return EMLX_FAIL_NULL("as_strided: dimension %d has negative size %lld", i,
-                            (long long)shape[i]);
-    if (size != 0 && shape[i] > MAX_EXTENT / (size > 0 ? size : 1))
-      return EMLX_FAIL_NULL("as_strided: the shape is too large");
-    size *= shape[i];
+  int64_t st[EMLX_MAX_NDIM], size;
+  if (!emlx__shape_size(shape, ndim, &size)) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", emlx_last_error());
+    return EMLX_FAIL_NULL("as_strided: %s", why);
   }
   if (strides)
     memcpy(st, strides, (size_t)ndim * sizeof *st);

@@ -36,7 +36,7 @@ emlx_array *emlx_reshape(emlx_array *a, const int64_t *shape, int ndim) {
     return EMLX_FAIL_NULL("reshape: invalid target rank %d", ndim);
   int64_t resolved[EMLX_MAX_NDIM];
   int infer = -1;
-  int64_t known = 1;
+  int64_t known = 1, nonzero = 1; /* products of all and of the non-zero dims */
   for (int i = 0; i < ndim; i++) {
     resolved[i] = shape[i];
     if (shape[i] == -1) {
@@ -45,10 +45,12 @@ emlx_array *emlx_reshape(emlx_array *a, const int64_t *shape, int ndim) {
     } else if (shape[i] < 0) {
       return EMLX_FAIL_NULL("reshape: dimension %d has negative size %lld", i,
                             (long long)shape[i]);
-    } else if (known != 0 && shape[i] != 0 && known > ((int64_t)1 << 60) / shape[i]) {
-      return EMLX_FAIL_NULL("reshape: target shape is too large");
+    } else if (shape[i] != 0 && nonzero > EMLX__MAX_ELEMENTS / shape[i]) {
+      return EMLX_FAIL_NULL("reshape: target shape is too large (its non-zero dimensions "
+                            "multiply past 2^60)");
     } else {
       known *= shape[i];
+      nonzero *= shape[i] ? shape[i] : 1;
     }
   }
   if (infer >= 0) {
@@ -98,8 +100,7 @@ emlx_array *emlx_transpose(emlx_array *a, const int *axes, int naxes) {
   return out;
 }
 
-/* Python's slice clamping for one axis; returns the length. */
-static int64_t clamp_slice(int64_t n, int64_t start, int64_t stop, int64_t step, int64_t *first) {
+int64_t emlx__clamp_slice(int64_t n, int64_t start, int64_t stop, int64_t step, int64_t *first) {
   if (step > 0) {
     if (start < 0) start += n;
     if (stop < 0) stop += n;
@@ -113,7 +114,8 @@ static int64_t clamp_slice(int64_t n, int64_t start, int64_t stop, int64_t step,
   start = start < -1 ? -1 : (start > n - 1 ? n - 1 : start);
   stop = stop < -1 ? -1 : (stop > n - 1 ? n - 1 : stop);
   *first = start;
-  return start > stop ? (start - stop - 1) / (-step) + 1 : 0;
+  /* -step in unsigned: a step of INT64_MIN has no int64 negation */
+  return start > stop ? (int64_t)((uint64_t)(start - stop - 1) / (0u - (uint64_t)step)) + 1 : 0;
 }
 
 emlx_array *emlx_slice(emlx_array *a, const int64_t *start, const int64_t *stop,
@@ -130,12 +132,12 @@ emlx_array *emlx_slice(emlx_array *a, const int64_t *start, const int64_t *stop,
   bool identity = true;
   for (int i = 0; i < ndim; i++) {
     int64_t step = strides ? strides[i] : 1;
-    if (step == 0 || step == INT64_MIN) {
+    if (step == 0) {
       free(p);
       return EMLX_FAIL_NULL("slice: stride of axis %d must be non-zero", i);
     }
     int64_t first;
-    shape[i] = clamp_slice(a->shape[i], start[i], stop[i], step, &first);
+    shape[i] = emlx__clamp_slice(a->shape[i], start[i], stop[i], step, &first);
     p->vals[i] = shape[i] > 0 ? first : 0;
     p->vals[ndim + i] = step;
     identity = identity && shape[i] == a->shape[i] && (shape[i] <= 1 || (first == 0 && step == 1));
