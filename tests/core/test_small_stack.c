@@ -237,7 +237,6 @@ static void test_small_stack(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_small_stack();
   /* Once more with one pool thread: every chunk then runs on the small
    * stack itself, none on a worker's. */

@@ -115,7 +115,6 @@ static void test_columns(void) { /* sum(astype(x, int64), axis 0) and min over r
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_widening_sum();
   test_wrapping();
   test_columns();

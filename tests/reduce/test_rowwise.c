@@ -560,6 +560,5 @@ int main(void) {
   test_errors();
   test_compiled();
   test_donated();
-  tu_run_isa_variants();
   return tu_finish();
 }
