@@ -144,69 +144,27 @@ defmodule EMLX.Macro do
 
   defp arg_spec({arg_name, _, _}) do
     case Atom.to_string(arg_name) do
-      name when name in ["tensors", "indices"] ->
-        quote(do: [EMLX.tensor_ref()])
-
-      name when name in ["tensor_min", "tensor_max"] ->
-        quote(do: EMLX.tensor_ref() | nil)
-
-      "tensor" <> _ ->
-        quote(do: EMLX.tensor_ref())
-
-      "shape" ->
-        quote(do: EMLX.shape())
-
-      "type" ->
-        quote(do: EMLX.type())
-
-      "device" ->
-        quote(do: EMLX.device() | {EMLX.device(), integer()})
-
-      "integer?" ->
-        quote(do: boolean() | EMLX.type())
-
-      "spec" ->
-        quote(do: String.t())
-
-      name when name in ["keep_axes", "reverse", "inclusive", "equal_nan"] ->
-        quote(do: boolean())
-
-      name when name in ["scalar", "value"] ->
-        quote(do: number() | atom() | tuple() | map())
-
-      name when name in ["axis", "offset"] ->
-        quote(do: integer())
-
-      # the model ops (EMLX's "MLX's everyday model ops" section)
-      name when name in ["k", "kth", "ddof", "repeats", "num", "num_splits"] ->
-        quote(do: integer())
-
-      name when name in ["source", "destination", "start_axis", "end_axis"] ->
-        quote(do: integer())
-
-      name when name in ["axis1", "axis2"] ->
-        quote(do: integer())
-
-      "precise" ->
-        quote(do: boolean())
-
-      name when name in ["nan", "posinf", "neginf", "alpha", "beta"] ->
-        quote(do: number())
-
-      "axes" <> _ ->
-        quote(do: [integer()] | nil)
-
-      "batch_" <> _ ->
-        quote(do: [integer()])
-
-      name when name in ["start", "stop", "step", "rtol", "atol"] ->
-        quote(do: number())
-
-      name when name in ["m", "n", "limit", "permissions"] ->
-        quote(do: non_neg_integer())
-
-      _ ->
-        quote(do: [integer()])
+      name when name in ["tensors", "indices"] -> quote(do: [EMLX.tensor_ref()])
+      name when name in ["tensor_min", "tensor_max"] -> quote(do: EMLX.tensor_ref() | nil)
+      "tensor" <> _ -> quote(do: EMLX.tensor_ref())
+      "shape" -> quote(do: EMLX.shape())
+      "type" -> quote(do: EMLX.type())
+      "device" -> quote(do: EMLX.device() | {EMLX.device(), integer()})
+      "integer?" -> quote(do: boolean() | EMLX.type())
+      "spec" -> quote(do: String.t())
+      name when name in ["keep_axes", "reverse", "inclusive", "equal_nan"] -> quote(do: boolean())
+      name when name in ["scalar", "value"] -> quote(do: number() | atom() | tuple() | map())
+      name when name in ["axis", "offset"] -> quote(do: integer())
+      name when name in ~w(k kth ddof repeats num num_splits) -> quote(do: integer())
+      name when name in ~w(source destination start_axis end_axis) -> quote(do: integer())
+      name when name in ["axis1", "axis2"] -> quote(do: integer())
+      "precise" -> quote(do: boolean())
+      name when name in ~w(nan posinf neginf alpha beta) -> quote(do: number())
+      "axes" <> _ -> quote(do: [integer()] | nil)
+      "batch_" <> _ -> quote(do: [integer()])
+      name when name in ["start", "stop", "step", "rtol", "atol"] -> quote(do: number())
+      name when name in ["m", "n", "limit", "permissions"] -> quote(do: non_neg_integer())
+      _ -> quote(do: [integer()])
     end
   end
 end

@@ -2,65 +2,64 @@
  * log_softmax over a contiguous run, compiled per ISA by
  * rowwise_{scalar,avx2,avx512}.c (table: rowwise.h).
  *
- * Sums accumulate in f64 in 16 lanes (GCC vector extensions, two 8-lane
+ * Sums accumulate in f64 in 16 lanes (GCC vector extensions, four 4-lane
  * vectors) folded by a fixed tree, then the tail in order: the same order
  * on every ISA. exp is SLEEF's (vl_exp_*, <= 1 ulp), applied to tiles. */
 #include "simd/body.h"
 
 #include "rowwise.h"
 
-typedef float rw_v8f_u __attribute__((vector_size(32), aligned(4), may_alias));
-typedef double rw_v8d __attribute__((vector_size(64)));
-typedef double rw_v8d_u __attribute__((vector_size(64), aligned(8), may_alias));
+typedef float rw_v4f_u __attribute__((vector_size(16), aligned(4), may_alias));
+typedef double rw_v4d __attribute__((vector_size(32)));
+typedef double rw_v4d_u __attribute__((vector_size(32), aligned(8), may_alias));
 
 #define RW_TILE 256 /* elements staged for exp */
 
-/* By pointer: a 64-byte vector passed by value would change the ABI on the
- * ISAs without AVX-512 (GCC's -Wpsabi) when this is not inlined. */
-static double rw_fold(const rw_v8d *a0, const rw_v8d *a1) {
-  rw_v8d t = *a0 + *a1;
-  for (int w = 4; w >= 1; w /= 2)
-    for (int j = 0; j < w; j++)
-      t[j] += t[j + w];
-  return t[0];
+/* 16 lanes in four 4-double vectors (a[q] holds lanes 4q..4q+3: vectors no
+ * wider than AVX2's, so no ISA falls back to scalar code), folded by the
+ * fixed tree lane j + lane j + 8, then + 4, + 2, + 1. */
+static double rw_fold(const rw_v4d *a) {
+  rw_v4d t = (a[0] + a[2]) + (a[1] + a[3]);
+  return (t[0] + t[2]) + (t[1] + t[3]);
 }
 
+/* Macros, not functions: a 32-byte vector return changes the ABI below AVX. */
+#define RW_LOAD4F(x) __builtin_convertvector(*(const rw_v4f_u *)(x), rw_v4d)
+#define RW_LOAD4D(x) (*(const rw_v4d_u *)(x))
+
 static double sum_f32(const float *x, int64_t n) {
-  rw_v8d a0 = {0}, a1 = {0};
+  rw_v4d a[4] = {{0}, {0}, {0}, {0}};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    a0 += __builtin_convertvector(*(const rw_v8f_u *)(x + i), rw_v8d);
-    a1 += __builtin_convertvector(*(const rw_v8f_u *)(x + i + 8), rw_v8d);
-  }
-  double s = rw_fold(&a0, &a1);
+  for (; i + 16 <= n; i += 16)
+    for (int q = 0; q < 4; q++)
+      a[q] += RW_LOAD4F(x + i + 4 * q);
+  double s = rw_fold(a);
   for (; i < n; i++)
     s += (double)x[i];
   return s;
 }
 
 static double sum_f64(const double *x, int64_t n) {
-  rw_v8d a0 = {0}, a1 = {0};
+  rw_v4d a[4] = {{0}, {0}, {0}, {0}};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    a0 += *(const rw_v8d_u *)(x + i);
-    a1 += *(const rw_v8d_u *)(x + i + 8);
-  }
-  double s = rw_fold(&a0, &a1);
+  for (; i + 16 <= n; i += 16)
+    for (int q = 0; q < 4; q++)
+      a[q] += RW_LOAD4D(x + i + 4 * q);
+  double s = rw_fold(a);
   for (; i < n; i++)
     s += x[i];
   return s;
 }
 
 static double sqdev_f32(const float *x, int64_t n, double mean) {
-  rw_v8d a0 = {0}, a1 = {0};
+  rw_v4d a[4] = {{0}, {0}, {0}, {0}};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    rw_v8d d0 = __builtin_convertvector(*(const rw_v8f_u *)(x + i), rw_v8d) - mean;
-    rw_v8d d1 = __builtin_convertvector(*(const rw_v8f_u *)(x + i + 8), rw_v8d) - mean;
-    a0 += d0 * d0;
-    a1 += d1 * d1;
-  }
-  double s = rw_fold(&a0, &a1);
+  for (; i + 16 <= n; i += 16)
+    for (int q = 0; q < 4; q++) {
+      rw_v4d d = RW_LOAD4F(x + i + 4 * q) - mean;
+      a[q] += d * d;
+    }
+  double s = rw_fold(a);
   for (; i < n; i++) {
     double d = (double)x[i] - mean;
     s += d * d;
@@ -69,15 +68,14 @@ static double sqdev_f32(const float *x, int64_t n, double mean) {
 }
 
 static double sqdev_f64(const double *x, int64_t n, double mean) {
-  rw_v8d a0 = {0}, a1 = {0};
+  rw_v4d a[4] = {{0}, {0}, {0}, {0}};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    rw_v8d d0 = *(const rw_v8d_u *)(x + i) - mean;
-    rw_v8d d1 = *(const rw_v8d_u *)(x + i + 8) - mean;
-    a0 += d0 * d0;
-    a1 += d1 * d1;
-  }
-  double s = rw_fold(&a0, &a1);
+  for (; i + 16 <= n; i += 16)
+    for (int q = 0; q < 4; q++) {
+      rw_v4d d = RW_LOAD4D(x + i + 4 * q) - mean;
+      a[q] += d * d;
+    }
+  double s = rw_fold(a);
   for (; i < n; i++) {
     double d = x[i] - mean;
     s += d * d;
