@@ -898,6 +898,33 @@ defmodule EMLX do
   @spec shm_unlink(String.t()) :: :ok
   def shm_unlink(name), do: unwrap!(EMLX.NIF.shm_unlink(name))
 
+  ## Nx
+
+  if Code.ensure_loaded?(Nx) do
+    @doc """
+    An `Nx.Tensor` on `EMLX.Backend` for an engine tensor, with the tensor's
+    shape and type (`:bool` becomes `{:u, 8}`, as Nx has no boolean type).
+    Defined when Nx is available.
+
+        iex> ref = EMLX.from_blob(<<1::32-native, 2::32-native>>, {2}, {:s, 32}, :cpu)
+        iex> EMLX.to_nx(ref) |> Nx.to_list()
+        [1, 2]
+    """
+    @spec to_nx(tensor_ref()) :: Nx.Tensor.t()
+    def to_nx(tensor), do: EMLX.Backend.to_nx(tensor)
+
+    @doc """
+    The engine tensor of an `Nx.Tensor`; a tensor on another backend is
+    copied to `EMLX.Backend` first. Defined when Nx is available.
+
+        iex> ref = EMLX.from_nx(Nx.tensor([1.5, 2.5], backend: Nx.BinaryBackend))
+        iex> {EMLX.shape(ref), EMLX.scalar_type(ref)}
+        {{2}, {:f, 32}}
+    """
+    @spec from_nx(Nx.Tensor.t()) :: tensor_ref()
+    def from_nx(tensor), do: EMLX.Backend.from_nx(tensor)
+  end
+
   ## Memory
 
   @doc """

@@ -1,0 +1,202 @@
+if Code.ensure_loaded?(Nx) do
+  defmodule EMLX.Backend.Block do
+    @moduledoc false
+    # Native implementations of Nx.block/4 for the blocks the engine does in
+    # one kernel (or a few), instead of Nx's default composition of smaller
+    # ops. Any other block, or a known block called with arguments of another
+    # form, runs its default function.
+
+    alias Nx.Tensor, as: T
+    alias EMLX.Backend, as: B
+
+    @doc false
+    def block(struct, output, args, fun) do
+      case native(struct, output, args) do
+        :default -> apply(fun, [struct | args])
+        result -> result
+      end
+    end
+
+    defp native(%Nx.Block.LogicalNot{}, out, [t]), do: t |> ref() |> EMLX.logical_not() |> B.to_nx(out)
+
+    defp native(%Nx.Block.Phase{}, out, [t]) do
+      z = ref(t)
+
+      case t.type do
+        {:c, _} -> EMLX.atan2(EMLX.imag(z), EMLX.real(z))
+        _ -> z |> EMLX.astype(out.type) |> then(&EMLX.atan2(EMLX.imag(&1), &1))
+      end
+      |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.AllClose{} = s, out, [a, b]) do
+      EMLX.allclose(ref(a), ref(b), s.rtol, s.atol, s.equal_nan) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.CumulativeSum{} = s, out, [t]), do: cumulative(:cumulative_sum, s, out, t)
+    defp native(%Nx.Block.CumulativeProduct{} = s, out, [t]), do: cumulative(:cumulative_product, s, out, t)
+    defp native(%Nx.Block.CumulativeMin{} = s, out, [t]), do: cumulative(:cumulative_min, s, out, t)
+    defp native(%Nx.Block.CumulativeMax{} = s, out, [t]), do: cumulative(:cumulative_max, s, out, t)
+
+    defp native(%Nx.Block.Take{axis: axis}, out, [t, indices]), do: B.take_native(out, t, indices, axis)
+
+    defp native(%Nx.Block.TakeAlongAxis{axis: axis}, out, [t, indices]),
+      do: B.take_along_axis_native(out, t, indices, axis)
+
+    defp native(%Nx.Block.TopK{k: k}, {out_values, out_indices}, [t]) do
+      rank = tuple_size(t.shape)
+      last = rank - 1
+      values = Nx.sort(t, axis: last, direction: :desc)
+      indices = Nx.argsort(t, axis: last, direction: :desc, type: out_indices.type)
+
+      {values |> Nx.slice_along_axis(0, k, axis: last) |> retemplate(out_values),
+       indices |> Nx.slice_along_axis(0, k, axis: last) |> retemplate(out_indices)}
+    end
+
+    defp native(%Nx.Block.FFT2{lengths: lengths, axes: axes, eps: eps}, out, [t]) do
+      t |> ref_as(out.type) |> EMLX.fft2(lengths, axes) |> zero_small(eps) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.IFFT2{lengths: lengths, axes: axes, eps: eps}, out, [t]) do
+      t |> ref_as(out.type) |> EMLX.ifft2(lengths, axes) |> zero_small(eps) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.RFFT{length: n, axis: axis, eps: eps}, out, [t]) do
+      complex = Nx.Type.to_complex(t.type)
+      spectrum = t |> ref_as(complex) |> EMLX.fft(n, axis)
+      shape = EMLX.shape(spectrum)
+      spectrum |> slice_axis(shape, axis, 0, div(n, 2) + 1) |> zero_small(eps) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.IRFFT{length: n, axis: axis, eps: eps}, out, [t]) do
+      # The full Hermitian spectrum X[0..n-1] from its first m = n/2 + 1
+      # entries (truncated or zero-padded to m): X[n - k] = conj(X[k]).
+      m = div(n, 2) + 1
+      x = t |> ref_as(Nx.Type.to_complex(out.type)) |> fit_axis(axis, m)
+      shape = EMLX.shape(x)
+      tail_len = n - m
+
+      full =
+        if tail_len > 0 do
+          tail = x |> slice_axis(shape, axis, 1, tail_len) |> reverse_axis(axis) |> EMLX.conjugate()
+          EMLX.concatenate([x, tail], axis)
+        else
+          slice_axis(x, shape, axis, 0, n)
+        end
+
+      full |> EMLX.ifft(n, axis) |> EMLX.real() |> zero_small(eps) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.LinAlg.Cholesky{}, out, [t]) do
+      t |> ref_as(out.type) |> EMLX.linalg_cholesky(false) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.LinAlg.Solve{}, out, [a, b]) do
+      EMLX.linalg_solve(ref_as(a, out.type), ref_as(b, out.type)) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.LinAlg.QR{mode: mode}, {q_out, r_out}, [t]) when mode in [:reduced, :complete] do
+      {q, r} = t |> ref_as(q_out.type) |> EMLX.linalg_qr(mode == :complete)
+      {B.to_nx(q, q_out), B.to_nx(r, r_out)}
+    end
+
+    defp native(%Nx.Block.LinAlg.Eigh{}, {w_out, v_out}, [t]) do
+      {w, v} = t |> ref_as(v_out.type) |> EMLX.linalg_eigh("L")
+      {B.to_nx(w, w_out), B.to_nx(v, v_out)}
+    end
+
+    defp native(%Nx.Block.LinAlg.SVD{full_matrices?: full?}, {u_out, s_out, vt_out}, [t]) do
+      {u, s, vt} = t |> ref_as(u_out.type) |> EMLX.linalg_svd(true, full?)
+      {B.to_nx(u, u_out), B.to_nx(s, s_out), B.to_nx(vt, vt_out)}
+    end
+
+    defp native(%Nx.Block.LinAlg.LU{}, {p_out, l_out, u_out}, [t]) do
+      {perm, l, u} = t |> ref_as(l_out.type) |> EMLX.linalg_lu()
+      {device, _} = perm
+      m = elem(p_out.shape, tuple_size(p_out.shape) - 1)
+      columns = EMLX.arange(0, m, 1, {:u, 32}, device)
+      rows = EMLX.reshape(perm, Tuple.insert_at(EMLX.shape(perm), tuple_size(EMLX.shape(perm)), 1))
+      p = EMLX.equal(rows, columns)
+      {B.to_nx(p, p_out), B.to_nx(l, l_out), B.to_nx(u, u_out)}
+    end
+
+    defp native(_struct, _output, _args), do: :default
+
+    ## Helpers
+
+    defp ref(%T{} = t), do: B.from_nx(t)
+
+    defp ref_as(%T{type: type} = t, type), do: B.from_nx(t)
+
+    defp ref_as(%T{} = t, type) do
+      storage = EMLX.Backend.Types.storage(type)
+      ref = B.from_nx(t)
+      if EMLX.scalar_type(ref) == storage, do: ref, else: EMLX.astype(ref, storage)
+    end
+
+    defp retemplate(%T{data: data}, template), do: B.to_nx(data.ref, template)
+
+    defp cumulative(fun, %{axis: axis, reverse: reverse}, out, t) do
+      t |> ref_as(out.type) |> then(&apply(EMLX, fun, [&1, axis, reverse, true])) |> B.to_nx(out)
+    end
+
+    defp slice_axis(ref, shape, axis, start, length) do
+      rank = tuple_size(shape)
+      starts = for i <- 0..(rank - 1), do: if(i == axis, do: start, else: 0)
+      stops = for i <- 0..(rank - 1), do: if(i == axis, do: start + length, else: elem(shape, i))
+      EMLX.slice(ref, starts, stops, List.duplicate(1, rank))
+    end
+
+    defp reverse_axis(ref, axis) do
+      shape = EMLX.shape(ref)
+      rank = tuple_size(shape)
+      dim = elem(shape, axis)
+      starts = for i <- 0..(rank - 1), do: if(i == axis, do: dim - 1, else: 0)
+      stops = for i <- 0..(rank - 1), do: if(i == axis, do: -dim - 1, else: elem(shape, i))
+      strides = for i <- 0..(rank - 1), do: if(i == axis, do: -1, else: 1)
+      EMLX.slice(ref, starts, stops, strides)
+    end
+
+    # Truncates or zero-pads `axis` to `length`.
+    defp fit_axis({device, _} = ref, axis, length) do
+      shape = EMLX.shape(ref)
+      dim = elem(shape, axis)
+
+      cond do
+        dim == length ->
+          ref
+
+        dim > length ->
+          slice_axis(ref, shape, axis, 0, length)
+
+        true ->
+          zero = EMLX.scalar_tensor(0, EMLX.scalar_type(ref), device)
+          EMLX.pad(ref, [axis], [0], [length - dim], zero)
+      end
+    end
+
+    @doc false
+    # Nx.BinaryBackend's FFT rounding: real and imaginary parts with
+    # `|x| <= eps` become zero.
+    def zero_small(ref, nil), do: ref
+
+    def zero_small({device, _} = ref, eps) do
+      case EMLX.scalar_type(ref) do
+        {:c, _} = type ->
+          real_type = {:f, 32}
+          re = ref |> EMLX.real() |> clean(eps, real_type, device)
+          im = ref |> EMLX.imag() |> clean(eps, real_type, device)
+          i = EMLX.scalar_tensor({0.0, 1.0}, type, device)
+          EMLX.add(EMLX.astype(re, type), EMLX.multiply(EMLX.astype(im, type), i))
+
+        type ->
+          clean(ref, eps, type, device)
+      end
+    end
+
+    defp clean({_, _} = x, eps, type, device) do
+      small = EMLX.less_equal(EMLX.abs(x), EMLX.scalar_tensor(eps, type, device))
+      EMLX.where(small, EMLX.scalar_tensor(0, type, device), x)
+    end
+  end
+end
