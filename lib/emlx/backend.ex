@@ -255,7 +255,9 @@ if Code.ensure_loaded?(Nx) do
     @impl true
     def to_binary(%T{type: type, shape: shape} = t, limit) do
       ref = from_nx(t)
-      limit = if limit >= Nx.size(shape), do: nil, else: limit
+      # The data's own size: a vectorized tensor's shape leaves out its
+      # vectorized axes.
+      limit = if limit >= Tuple.product(EMLX.shape(ref)), do: nil, else: limit
       meta = %{device: elem(ref, 0), shape: shape, type: type, limit: limit}
 
       span([:emlx, :to_binary], meta, fn ->
@@ -526,7 +528,7 @@ if Code.ensure_loaded?(Nx) do
 
     ## Element-wise binary
 
-    arith = [:add, :subtract, :multiply, :pow, :atan2, :quotient]
+    arith = [:add, :subtract, :multiply, :pow, :quotient]
     arith = arith ++ [:bitwise_and, :bitwise_or, :bitwise_xor, :left_shift, :right_shift]
 
     for op <- arith do
@@ -535,6 +537,14 @@ if Code.ensure_loaded?(Nx) do
         EMLX.unquote(op)(ref_as(l, out.type), ref_as(r, out.type)) |> to_nx(out)
       end
     end
+
+    # In f64 for narrower floats, so the result is correctly rounded.
+    @impl true
+    def atan2(%T{type: {:f, bits}} = out, l, r) when bits < 64 do
+      EMLX.atan2(ref_as(l, {:f, 64}), ref_as(r, {:f, 64})) |> to_nx(out)
+    end
+
+    def atan2(out, l, r), do: EMLX.atan2(ref_as(l, out.type), ref_as(r, out.type)) |> to_nx(out)
 
     @impl true
     def divide(out, l, r), do: EMLX.divide(ref_as(l, out.type), ref_as(r, out.type)) |> to_nx(out)
@@ -832,18 +842,34 @@ if Code.ensure_loaded?(Nx) do
       input = t |> ref_as(out.type) |> permute(opts[:input_permutation]) |> EMLX.transpose([0 | spatial] ++ [1])
       kernel = k |> ref_as(out.type) |> permute(opts[:kernel_permutation]) |> EMLX.transpose([0 | spatial] ++ [1])
 
-      EMLX.conv_general(
-        input,
-        kernel,
-        opts[:strides],
-        lo,
-        hi,
-        opts[:kernel_dilation],
-        opts[:input_dilation],
-        opts[:feature_group_size],
-        opts[:batch_group_size],
-        false
-      )
+      conv = fn i, k ->
+        EMLX.conv_general(
+          i,
+          k,
+          opts[:strides],
+          lo,
+          hi,
+          opts[:kernel_dilation],
+          opts[:input_dilation],
+          opts[:feature_group_size],
+          opts[:batch_group_size],
+          false
+        )
+      end
+
+      case out.type do
+        {:c, _} = type ->
+          # (a + bi) * (c + di) = (ac - bd) + (ad + bc)i, four real convolutions.
+          {a, b} = {EMLX.real(input), EMLX.imag(input)}
+          {c, d} = {EMLX.real(kernel), EMLX.imag(kernel)}
+          re = EMLX.subtract(conv.(a, c), conv.(b, d))
+          im = EMLX.add(conv.(a, d), conv.(b, c))
+          i = EMLX.scalar_tensor({0.0, 1.0}, type, elem(input, 0))
+          EMLX.add(EMLX.astype(re, type), EMLX.multiply(EMLX.astype(im, type), i))
+
+        _ ->
+          conv.(input, kernel)
+      end
       |> EMLX.transpose(last_first)
       |> permute(inverse(opts[:output_permutation]))
       |> to_nx(out)
@@ -929,23 +955,103 @@ if Code.ensure_loaded?(Nx) do
       end
     end
 
-    for op <- [:window_scatter_max, :window_scatter_min] do
-      @impl true
-      def unquote(op)(out, t, source, init, window_dims, opts) do
-        {lo, hi} = Enum.unzip(opts[:padding])
+    # Nx's selection: the window's *last* extreme wins ties (>= and <=), and
+    # the padding holds `init_value`, as Nx.BinaryBackend does. Each window
+    # offset is one strided slice; the running choice and its offset are
+    # kept per window, then the source is added at the chosen positions.
+    @impl true
+    def window_scatter_max(out, t, source, init, window_dims, opts),
+      do: window_scatter(out, t, source, init, window_dims, opts, :greater_equal)
 
-        EMLX.unquote(op)(
-          ref_as(t, out.type),
-          ref_as(source, out.type),
-          ref_as(init, out.type),
-          Tuple.to_list(window_dims),
-          opts[:strides],
-          lo,
-          hi
-        )
-        |> to_nx(out)
+    @impl true
+    def window_scatter_min(out, t, source, init, window_dims, opts),
+      do: window_scatter(out, t, source, init, window_dims, opts, :less_equal)
+
+    defp window_scatter(out, t, source, init, window_dims, opts, cmp) do
+      type = out.type
+      {device, _} = x = ref_as(t, type)
+      src = ref_as(source, type)
+      init_ref = ref_as(init, type)
+      rank = tuple_size(t.shape)
+      axes = Enum.to_list(0..(rank - 1)//1)
+      {lo, hi} = Enum.unzip(opts[:padding])
+      strides = opts[:strides]
+      dims = Tuple.to_list(window_dims)
+      src_dims = Tuple.to_list(source.shape)
+      padded = EMLX.pad(x, axes, lo, hi, init_ref)
+
+      {best_k, _} =
+        if Enum.any?(src_dims, &(&1 == 0)) do
+          {nil, nil}
+        else
+          window_offsets(dims)
+          |> Enum.with_index()
+          |> Enum.reduce({nil, nil}, fn {offset, k}, {best_k, best} ->
+            stops = for {o, n, s} <- Enum.zip([offset, src_dims, strides]), do: o + (n - 1) * s + 1
+            w = EMLX.slice(padded, offset, stops, strides)
+            k_ref = EMLX.scalar_tensor(k, {:s, 32}, device)
+
+            case best do
+              nil ->
+                {EMLX.broadcast_to(k_ref, source.shape), w}
+
+              best ->
+                take = apply(EMLX, cmp, [w, best])
+                {EMLX.where(take, k_ref, best_k), EMLX.where(take, w, best)}
+            end
+          end)
+        end
+
+      base = EMLX.broadcast_to(init_ref, t.shape)
+
+      case best_k do
+        nil ->
+          base
+
+        best_k ->
+          scatter_chosen(base, src, best_k, dims, strides, lo, t.shape, source.shape, device)
       end
+      |> to_nx(out)
     end
+
+    defp scatter_chosen(base, src, best_k, dims, strides, lo, shape, src_shape, device) do
+      rank = length(dims)
+      inner = dims |> Enum.reverse() |> Enum.scan(&(&1 * &2)) |> Enum.reverse() |> tl() |> Kernel.++([1])
+      s32 = fn v -> EMLX.scalar_tensor(v, {:s, 32}, device) end
+
+      positions =
+        for {axis, dim, inner_size, stride, low} <- Enum.zip([Enum.to_list(0..(rank - 1)), dims, inner, strides, lo]) do
+          offset = best_k |> EMLX.quotient(s32.(inner_size)) |> EMLX.remainder(s32.(dim))
+          line = for i <- 0..(rank - 1), do: if(i == axis, do: elem(src_shape, axis), else: 1)
+
+          anchor =
+            EMLX.arange(0, elem(src_shape, axis), 1, {:s, 32}, device)
+            |> EMLX.multiply(s32.(stride))
+            |> EMLX.reshape(List.to_tuple(line))
+
+          anchor |> EMLX.add(offset) |> EMLX.subtract(s32.(low))
+        end
+
+      # A choice in the padding lands outside the tensor and is dropped.
+      valid =
+        positions
+        |> Enum.with_index()
+        |> Enum.map(fn {p, axis} ->
+          EMLX.logical_and(EMLX.greater_equal(p, s32.(0)), EMLX.less(p, s32.(elem(shape, axis))))
+        end)
+        |> Enum.reduce(&EMLX.logical_and/2)
+
+      zero = EMLX.scalar_tensor(0, EMLX.scalar_type(src), device)
+      updates = EMLX.where(valid, src, zero)
+      clamped = for {p, axis} <- Enum.with_index(positions), do: clamp_index(EMLX.broadcast_to(p, src_shape), 0, elem(shape, axis) - 1)
+      updates = EMLX.reshape(updates, List.to_tuple(Tuple.to_list(src_shape) ++ List.duplicate(1, rank)))
+      EMLX.scatter_add(base, clamped, updates, Enum.to_list(0..(rank - 1)))
+    end
+
+    defp window_offsets([]), do: [[]]
+
+    defp window_offsets([dim | dims]),
+      do: for(i <- 0..(dim - 1)//1, rest <- window_offsets(dims), do: [i | rest])
 
     ## Sorting
 
@@ -991,12 +1097,13 @@ if Code.ensure_loaded?(Nx) do
       left? = Keyword.get(opts, :left_side, true)
       lower? = Keyword.get(opts, :lower, true)
       transform = if opts[:transform_a] == :transpose, do: :transpose, else: :none
-      vector? = tuple_size(b.shape) == 1
+      vector? = tuple_size(b.shape) == tuple_size(a.shape) - 1
+      check_nonsingular!(a_ref)
 
       b_ref =
         case {vector?, left?} do
-          {true, true} -> EMLX.reshape(b_ref, {elem(b.shape, 0), 1})
-          {true, false} -> EMLX.reshape(b_ref, {1, elem(b.shape, 0)})
+          {true, true} -> EMLX.reshape(b_ref, Tuple.insert_at(b.shape, tuple_size(b.shape), 1))
+          {true, false} -> EMLX.reshape(b_ref, Tuple.insert_at(b.shape, tuple_size(b.shape) - 1, 1))
           _ -> b_ref
         end
 
@@ -1004,6 +1111,20 @@ if Code.ensure_loaded?(Nx) do
       |> EMLX.linalg_solve_triangular(b_ref, not lower?, not left?, transform, false)
       |> EMLX.reshape(out.shape)
       |> to_nx(out)
+    end
+
+    # Nx raises for a zero on the diagonal (this reads one boolean back).
+    defp check_nonsingular!({device, _} = a) do
+      shape = EMLX.shape(a)
+      rank = tuple_size(shape)
+      n = elem(shape, rank - 1)
+      eye = EMLX.eye(n, n, EMLX.scalar_type(a), device)
+      diagonal = a |> EMLX.multiply(eye) |> EMLX.sum([rank - 1], false)
+      zero = EMLX.scalar_tensor(0, EMLX.scalar_type(a), device)
+
+      if EMLX.item(EMLX.any(EMLX.equal(diagonal, zero), nil, false)) != 0 do
+        raise ArgumentError, "can't solve for singular matrix"
+      end
     end
 
     @impl true

@@ -95,19 +95,28 @@ if Code.ensure_loaded?(Nx) do
       EMLX.linalg_solve(ref_as(a, out.type), ref_as(b, out.type)) |> B.to_nx(out)
     end
 
-    defp native(%Nx.Block.LinAlg.QR{mode: mode}, {q_out, r_out}, [t]) when mode in [:reduced, :complete] do
+    defp native(%Nx.Block.LinAlg.QR{mode: mode, eps: eps}, {q_out, r_out}, [t])
+         when mode in [:reduced, :complete] do
       {q, r} = t |> ref_as(q_out.type) |> EMLX.linalg_qr(mode == :complete)
-      {B.to_nx(q, q_out), B.to_nx(r, r_out)}
+      {q |> zero_small(eps) |> B.to_nx(q_out), r |> zero_small(eps) |> B.to_nx(r_out)}
     end
 
-    defp native(%Nx.Block.LinAlg.Eigh{}, {w_out, v_out}, [t]) do
+    defp native(%Nx.Block.LinAlg.Eigh{eps: eps}, {w_out, v_out}, [t]) do
       {w, v} = t |> ref_as(v_out.type) |> EMLX.linalg_eigh("L")
-      {B.to_nx(w, w_out), B.to_nx(v, v_out)}
+      # Nx orders the eigenpairs by decreasing |eigenvalue| (stable).
+      w_shape = EMLX.shape(w)
+      last = tuple_size(w_shape) - 1
+      order = w |> EMLX.abs() |> stable_descending(last)
+      w = EMLX.take_along_axis(w, order, last)
+      columns = EMLX.reshape(order, Tuple.insert_at(w_shape, last, 1))
+      v = EMLX.take_along_axis(v, columns, last + 1)
+      {w |> zero_small(eps) |> B.to_nx(w_out), v |> zero_small(eps) |> B.to_nx(v_out)}
     end
 
     defp native(%Nx.Block.LinAlg.SVD{full_matrices?: full?}, {u_out, s_out, vt_out}, [t]) do
       {u, s, vt} = t |> ref_as(u_out.type) |> EMLX.linalg_svd(true, full?)
-      {B.to_nx(u, u_out), B.to_nx(s, s_out), B.to_nx(vt, vt_out)}
+      {u |> plus_zero() |> B.to_nx(u_out), s |> plus_zero() |> B.to_nx(s_out),
+       vt |> plus_zero() |> B.to_nx(vt_out)}
     end
 
     defp native(%Nx.Block.LinAlg.LU{}, {p_out, l_out, u_out}, [t]) do
@@ -121,6 +130,19 @@ if Code.ensure_loaded?(Nx) do
     end
 
     defp native(_struct, _output, _args), do: :default
+
+    # Indices that sort `ref` along `axis` descending, ties in order.
+    defp stable_descending(ref, axis) do
+      shape = EMLX.shape(ref)
+      n = elem(shape, axis)
+      idx = ref |> reverse_axis(axis) |> EMLX.argsort(axis) |> reverse_axis(axis)
+      EMLX.subtract(EMLX.scalar_tensor(n - 1, {:s, 32}, elem(ref, 0)), EMLX.astype(idx, {:s, 32}))
+    end
+
+    # -0.0 + 0.0 is +0.0: signed zeros from the factorisation print as Nx's.
+    defp plus_zero({device, _} = ref) do
+      EMLX.add(ref, EMLX.scalar_tensor(0, EMLX.scalar_type(ref), device))
+    end
 
     ## Helpers
 

@@ -43,7 +43,7 @@ if Code.ensure_loaded?(Nx) do
         |> Nx.transpose(axes: kept ++ axes)
         |> Nx.reshape(List.to_tuple(kept_dims ++ [n]))
         |> combine(engine_acc(acc, out.type), fun, out.type)
-        |> Nx.reshape(out.shape)
+        |> into(out)
       else
         fallback(out, fn ->
           Nx.reduce(binary_copy(t), binary_copy(acc), Keyword.put(opts, :type, out.type), fun)
@@ -77,6 +77,7 @@ if Code.ensure_loaded?(Nx) do
         windows
         |> Nx.stack(axis: -1)
         |> combine(acc, fun, out.type)
+        |> into(out)
       else
         fallback(out, fn ->
           window_opts = [padding: opts[:padding], strides: opts[:strides]]
@@ -138,8 +139,12 @@ if Code.ensure_loaded?(Nx) do
     defp binary_copy(t), do: Nx.backend_copy(t, Nx.BinaryBackend)
 
     defp fallback(out, fun) do
-      result = fun.()
-      result |> Nx.as_type(out.type) |> Nx.reshape(out.shape) |> Nx.backend_transfer(EMLX.Backend)
+      fun.() |> Nx.backend_transfer(EMLX.Backend) |> into(out)
+    end
+
+    # The result as `out` (its shape, type and names).
+    defp into(%T{} = result, out) do
+      result |> EMLX.Backend.from_nx() |> EMLX.reshape(out.shape) |> EMLX.Backend.to_nx(out)
     end
 
     ## Tracing
