@@ -92,7 +92,15 @@ if Code.ensure_loaded?(Nx) do
     end
 
     defp native(%Nx.Block.LinAlg.Solve{}, out, [a, b]) do
-      EMLX.linalg_solve(ref_as(a, out.type), ref_as(b, out.type)) |> B.to_nx(out)
+      b_ref = ref_as(b, out.type)
+
+      # A batch of vectors is solved as a batch of one-column matrices.
+      b_ref =
+        if tuple_size(b.shape) == tuple_size(a.shape) - 1 and tuple_size(b.shape) > 1,
+          do: EMLX.reshape(b_ref, Tuple.insert_at(b.shape, tuple_size(b.shape), 1)),
+          else: b_ref
+
+      a |> ref_as(out.type) |> EMLX.linalg_solve(b_ref) |> EMLX.reshape(out.shape) |> B.to_nx(out)
     end
 
     defp native(%Nx.Block.LinAlg.QR{mode: mode, eps: eps}, {q_out, r_out}, [t])
