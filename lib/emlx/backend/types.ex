@@ -125,13 +125,15 @@ if Code.ensure_loaded?(Nx) do
     @e4m3fn_encode (for bits <- 0..65535, into: <<>> do
                       value =
                         case <<bits::16>> do
+                          # -0.0 stays -0.0 (before OTP 27 it matches dump's 0.0 clause)
+                          <<1::1, 0::15>> -> :neg_zero
                           <<_::1, 31::5, m::10>> when m != 0 -> :nan
                           <<0::1, 31::5, 0::10>> -> :infinity
                           <<1::1, 31::5, 0::10>> -> :neg_infinity
                           <<x::float-16>> -> x
                         end
 
-                      Nx.Floating.dump_f8_e4m3fn(value)
+                      if value == :neg_zero, do: <<0x80>>, else: Nx.Floating.dump_f8_e4m3fn(value)
                     end)
 
     # f16 storage -> u8 codes.

@@ -1,0 +1,279 @@
+if Code.ensure_loaded?(Nx) do
+  defmodule EMLX.Nx.BackendTest do
+    # EMLX.Backend against Nx.BinaryBackend (the semantic reference), for what
+    # Nx's doctests do not cover: every Nx type, bounds, function-based
+    # reductions, pointers, telemetry, options and the factorisations.
+    use ExUnit.Case, async: false
+
+    import Bitwise
+    alias Nx.BinaryBackend, as: BB
+
+    # The reference computations run on Nx.BinaryBackend, the default here;
+    # EMLX tensors are made explicitly.
+    setup do
+      previous = Nx.default_backend(BB)
+      on_exit(fn -> Nx.default_backend(previous) end)
+      :ok
+    end
+
+    defp on_emlx(t), do: Nx.backend_copy(t, EMLX.Backend)
+    defp on_bb(t), do: Nx.backend_copy(t, BB)
+
+    defp random(shape, type, seed) do
+      :rand.seed(:exsss, {seed, seed + 1, seed + 2})
+      n = Tuple.product(shape)
+
+      values =
+        case type do
+          {:f, _} -> for _ <- 1..n, do: :rand.normal()
+          {:s, bits} -> for _ <- 1..n, do: :rand.uniform(1 <<< bits) - (1 <<< (bits - 1)) - 1
+          {:u, bits} -> for _ <- 1..n, do: :rand.uniform(1 <<< bits) - 1
+        end
+
+      values |> Nx.tensor(type: type, backend: BB) |> Nx.reshape(shape)
+    end
+
+    # Nx.Floating.load_f8 reads the e5m2 codes with a zero exponent as if
+    # they were normal (2^-15 * (1 + m/4)); they are IEEE subnormals,
+    # (m/4) * 2^-14, which is also what Nx.Floating.dump_f8 writes (it keeps
+    # the upper byte of the f16). EMLX reads them as IEEE.
+    defp ieee_subnormals(values, {:f, 8}) do
+      for {v, code} <- Enum.with_index(values) do
+        case <<code>> do
+          <<sign::1, 0::5, m::2>> -> (1 - 2 * sign) * m / 4 * :math.pow(2, -14)
+          _ -> v
+        end
+      end
+    end
+
+    defp ieee_subnormals(values, _), do: values
+
+    describe "types" do
+      test "sub-byte integers round-trip bit-exactly and wrap as Nx's do" do
+        for type <- [{:s, 2}, {:s, 4}, {:u, 2}, {:u, 4}] do
+          {_, bits} = type
+          # every code, packed as Nx packs it
+          codes = for c <- 0..((1 <<< bits) - 1), into: <<>>, do: <<c::size(bits)>>
+          t = Nx.from_binary(codes, type, backend: EMLX.Backend)
+          assert Nx.to_binary(t) == codes
+          ref = Nx.from_binary(codes, type, backend: BB)
+
+          for op <- [:add, :multiply, :subtract] do
+            got = apply(Nx, op, [t, Nx.reverse(t)])
+            want = apply(Nx, op, [ref, Nx.reverse(ref)])
+            assert Nx.to_binary(got) == Nx.to_binary(want), "#{inspect(type)} #{op}"
+            assert got.type == want.type
+          end
+        end
+      end
+
+      test "f8 types round-trip all 256 codes and convert from f32 as Nx does" do
+        for type <- [{:f, 8}, {:f8_e4m3fn, 8}] do
+          codes = for c <- 0..255, into: <<>>, do: <<c>>
+          t = Nx.from_binary(codes, type, backend: EMLX.Backend)
+          ref = Nx.from_binary(codes, type, backend: BB)
+          # NaN codes may canonicalise; every other code is kept exactly
+          ref_f32 = Nx.as_type(ref, :f32) |> Nx.to_flat_list() |> ieee_subnormals(type)
+          got_f32 = Nx.as_type(t, :f32) |> Nx.to_flat_list()
+          assert got_f32 == ref_f32
+
+          got = Nx.to_binary(t) |> :binary.bin_to_list()
+          want = Nx.to_binary(ref) |> :binary.bin_to_list()
+
+          for {g, w, v} <- Enum.zip([got, want, ref_f32]), v != :nan do
+            assert g == w, "#{inspect(type)} code #{w}"
+          end
+
+          x = random({300}, {:f, 32}, 3) |> Nx.multiply(40)
+          assert Nx.to_binary(Nx.as_type(on_emlx(x), type)) == Nx.to_binary(Nx.as_type(x, type))
+        end
+      end
+
+      test "f64 is computed in f64" do
+        third = Nx.divide(Nx.tensor(1.0, type: :f64, backend: EMLX.Backend), 3)
+        assert %EMLX.Backend{} = third.data
+        assert third.type == {:f, 64}
+        assert Nx.to_number(third) == 1 / 3
+        x = Nx.tensor([0.1, 0.7, 2.5], type: :f64, backend: EMLX.Backend)
+        assert Nx.to_flat_list(Nx.multiply(x, x)) == Enum.map([0.1, 0.7, 2.5], &(&1 * &1))
+      end
+
+      test "c128 raises a clear ArgumentError naming it" do
+        assert_raise ArgumentError, ~r/complex128 \(\{:c, 128\}\)/, fn ->
+          Nx.tensor([1.0], type: {:c, 128}, backend: EMLX.Backend)
+        end
+      end
+    end
+
+    describe "indices out of bounds" do
+      test "gather, take, take_along_axis clamp as EXLA does" do
+        t = Nx.iota({4, 3}, backend: BB)
+        idx = Nx.tensor([[-5, 1], [2, 9], [7, -1]], backend: BB)
+        clamped = Nx.stack([Nx.clip(idx[[.., 0]], 0, 3), Nx.clip(idx[[.., 1]], 0, 2)], axis: 1)
+        assert Nx.gather(on_emlx(t), on_emlx(idx)) |> on_bb() == Nx.gather(t, clamped)
+
+        i = Nx.tensor([-3, 0, 3, 10], backend: BB)
+        assert Nx.take(on_emlx(t), on_emlx(i)) |> on_bb() == Nx.take(t, Nx.clip(i, 0, 3))
+
+        a = Nx.tensor([[5, -1, 0], [1, 1, 8], [0, 2, 3], [9, 9, 9]], backend: BB)
+
+        assert Nx.take_along_axis(on_emlx(t), on_emlx(a), axis: 1) |> on_bb() ==
+                 Nx.take_along_axis(t, Nx.clip(a, 0, 2), axis: 1)
+      end
+
+      test "indexed_add and indexed_put clamp their targets" do
+        t = Nx.broadcast(0, {3, 3}) |> on_bb()
+        idx = Nx.tensor([[0, 7], [-2, 1], [1, 1]], backend: BB)
+        upd = Nx.tensor([1, 10, 100], backend: BB)
+        clamped = Nx.clip(idx, 0, 2)
+        assert Nx.indexed_add(on_emlx(t), on_emlx(idx), on_emlx(upd)) |> on_bb() == Nx.indexed_add(t, clamped, upd)
+        assert Nx.indexed_put(on_emlx(t), on_emlx(idx), on_emlx(upd)) |> on_bb() == Nx.indexed_put(t, clamped, upd)
+      end
+    end
+
+    describe "function-based reductions" do
+      test "an element-wise function is traced; reduce matches Nx.BinaryBackend" do
+        t = random({3, 5, 4}, {:s, 32}, 1)
+        fun = fn x, acc -> Nx.max(x, acc) end
+        assert EMLX.Backend.Reduce.elementwise?(fun, {:s, 32})
+
+        for axes <- [[0], [1], [2], [0, 2], nil], keep <- [true, false] do
+          opts = [axes: axes, keep_axes: keep]
+          got = Nx.reduce(on_emlx(t), 7, opts, fun) |> on_bb()
+          assert got == Nx.reduce(t, 7, opts, fun), inspect(opts)
+        end
+
+        # a non-commutative associative function: order matters
+        m = random({7, 2, 2}, {:s, 32}, 5) |> Nx.remainder(3)
+        assert Nx.reduce(on_emlx(m), 1, [axes: [0]], &Nx.add/2) |> on_bb() ==
+                 Nx.reduce(m, 1, [axes: [0]], &Nx.add/2)
+      end
+
+      test "a function that is not element-wise falls back to a scalar loop" do
+        fun = fn x, acc -> Nx.add(Nx.sum(Nx.reshape(x, {1})), acc) end
+        refute EMLX.Backend.Reduce.elementwise?(fun, {:s, 32})
+        t = random({4, 3}, {:s, 32}, 2)
+        got = Nx.reduce(on_emlx(t), 0, [axes: [1]], fun)
+        assert %EMLX.Backend{} = got.data
+        assert on_bb(got) == Nx.reduce(t, 0, [axes: [1]], fun)
+      end
+
+      test "window_reduce matches Nx.BinaryBackend with padding, strides, dilations" do
+        t = random({5, 6}, {:f, 32}, 4)
+        fun = fn x, acc -> Nx.max(x, acc) end
+
+        for opts <- [
+              [],
+              [strides: [2, 1]],
+              [padding: [{1, 0}, {0, 2}], strides: [1, 2]],
+              [window_dilations: [2, 1], padding: :same]
+            ] do
+          got = Nx.window_reduce(on_emlx(t), -100.0, {2, 3}, opts, fun) |> on_bb()
+          assert got == Nx.window_reduce(t, -100.0, {2, 3}, opts, fun), inspect(opts)
+        end
+      end
+    end
+
+    test "window_scatter_max/min pick Nx's element on ties" do
+      t = Nx.tensor([[1, 1, 2, 2, 0, 0], [1, 0, 2, 2, 3, 3], [0, 0, 1, 1, 3, 3]], backend: BB)
+      src = Nx.tensor([[5, 6], [7, 8]], backend: BB) |> Nx.slice([0, 0], [1, 2])
+      opts = [strides: [2, 3], padding: [{0, 0}, {0, 0}]]
+
+      for f <- [:window_scatter_max, :window_scatter_min] do
+        got = apply(Nx, f, [on_emlx(t), on_emlx(src), 0, {2, 3}, opts]) |> on_bb()
+        assert got == apply(Nx, f, [t, src, 0, {2, 3}, opts]), to_string(f)
+      end
+    end
+
+    describe "transfers, pointers, options" do
+      test "backend_transfer and backend_copy to and from Nx.BinaryBackend" do
+        t = random({2, 3}, {:f, 32}, 9)
+        e = Nx.backend_transfer(t, EMLX.Backend)
+        assert %EMLX.Backend{} = e.data
+        copy = Nx.backend_copy(e, EMLX.Backend)
+        assert Nx.backend_deallocate(e) == :ok
+        assert Nx.backend_deallocate(e) == :already_deallocated
+        assert Nx.backend_transfer(copy, BB) == t
+      end
+
+      test "to_pointer/from_pointer, :local and :ipc" do
+        t = Nx.tensor([[1.5, 2.5], [3.5, 4.5]], backend: EMLX.Backend)
+
+        for mode <- [:local, :ipc] do
+          pointer = Nx.to_pointer(t, mode: mode)
+          back = Nx.from_pointer(EMLX.Backend, pointer, {:f, 32}, {2, 2})
+          assert Nx.to_binary(back) == Nx.to_binary(t)
+        end
+
+        foreign = %Nx.Pointer{kind: :local, address: 4096, data_size: 16}
+
+        assert_raise ArgumentError, ~r/not given out by Nx.to_pointer/, fn ->
+          Nx.from_pointer(EMLX.Backend, foreign, {:f, 32}, {4})
+        end
+      end
+
+      test "device options" do
+        t = Nx.tensor([1, 2], backend: {EMLX.Backend, device: :cpu})
+        assert Nx.to_flat_list(t) == [1, 2]
+
+        assert_raise ArgumentError, ~r/no GPU backend/, fn ->
+          Nx.tensor([1], backend: {EMLX.Backend, device: :gpu})
+        end
+
+        assert_raise ArgumentError, fn -> Nx.tensor([1], backend: {EMLX.Backend, device: :tpu}) end
+      end
+
+      test "to_batched with :repeat and :discard" do
+        t = Nx.iota({5, 2}, backend: BB)
+
+        for leftover <- [:repeat, :discard] do
+          got = t |> on_emlx() |> Nx.to_batched(2, leftover: leftover) |> Enum.map(&on_bb/1)
+          assert got == Enum.to_list(Nx.to_batched(t, 2, leftover: leftover))
+        end
+      end
+
+      test "telemetry spans around evaluation and to_binary" do
+        parent = self()
+        id = "emlx-backend-test-#{System.unique_integer()}"
+
+        :telemetry.attach_many(
+          id,
+          [[:emlx, :to_binary, :stop], [:emlx, :eval, :stop]],
+          fn event, measurements, meta, _ -> send(parent, {event, measurements, meta}) end,
+          nil
+        )
+
+        try do
+          Nx.to_binary(Nx.add(Nx.tensor([1, 2], backend: EMLX.Backend), 1))
+          assert_received {[:emlx, :eval, :stop], %{duration: _}, %{shape: {2}, type: {:s, 32}}}
+          assert_received {[:emlx, :to_binary, :stop], %{duration: _}, %{limit: nil, device: :cpu}}
+        after
+          :telemetry.detach(id)
+        end
+      end
+    end
+
+    describe "linear algebra by reconstruction" do
+      test "lu, qr, svd, eigh, cholesky, determinant" do
+        a = Nx.tensor([[4.0, 1, 2], [1, 5, 3], [2, 3, 6]], backend: EMLX.Backend)
+        {p, l, u} = Nx.LinAlg.lu(a)
+        assert Nx.all_close(p |> Nx.dot(l) |> Nx.dot(u), a, atol: 1.0e-5) |> Nx.to_number() == 1
+        {q, r} = Nx.LinAlg.qr(a)
+        assert Nx.all_close(Nx.dot(q, r), a, atol: 1.0e-5) |> Nx.to_number() == 1
+        {uu, s, vt} = Nx.LinAlg.svd(a)
+        assert Nx.all_close(uu |> Nx.multiply(s) |> Nx.dot(vt), a, atol: 1.0e-4) |> Nx.to_number() == 1
+        {w, v} = Nx.LinAlg.eigh(a)
+        assert Nx.all_close(Nx.dot(a, v), Nx.multiply(v, w), atol: 1.0e-4) |> Nx.to_number() == 1
+        c = Nx.LinAlg.cholesky(a)
+        assert Nx.all_close(Nx.dot(c, Nx.transpose(c)), a, atol: 1.0e-5) |> Nx.to_number() == 1
+        # det = 4(30-9) - 1(6-6) + 2(3-10) = 70
+        assert_in_delta Nx.to_number(Nx.LinAlg.determinant(a)), 70.0, 1.0e-3
+      end
+    end
+  end
+else
+  IO.puts(
+    "test/emlx/nx/backend_test.exs: Nx is not available (set NX_PATH to an Nx " <>
+      "source tree), so the EMLX.Backend tests are left out"
+  )
+end
