@@ -210,7 +210,10 @@ if Code.ensure_loaded?(Nx) do
 
         axis ->
           dim = elem(shape, axis)
-          line = for {_, i} <- Enum.with_index(Tuple.to_list(shape)), do: if(i == axis, do: dim, else: 1)
+
+          line =
+            for {_, i} <- Enum.with_index(Tuple.to_list(shape)),
+                do: if(i == axis, do: dim, else: 1)
 
           EMLX.arange(0, dim, 1, {:s, 64}, device)
           |> EMLX.astype(storage)
@@ -361,7 +364,8 @@ if Code.ensure_loaded?(Nx) do
           %Nx.Pointer{kind: :ipc, handle: name, data_size: size}
 
         other ->
-          raise ArgumentError, "Nx.to_pointer/2: :mode must be :local or :ipc, got: #{Kernel.inspect(other)}"
+          raise ArgumentError,
+                "Nx.to_pointer/2: :mode must be :local or :ipc, got: #{Kernel.inspect(other)}"
       end
     end
 
@@ -427,7 +431,8 @@ if Code.ensure_loaded?(Nx) do
     end
 
     @impl true
-    def reshape(%T{shape: shape} = out, %T{} = t), do: t |> from_nx() |> EMLX.reshape(shape) |> to_nx(out)
+    def reshape(%T{shape: shape} = out, %T{} = t),
+      do: t |> from_nx() |> EMLX.reshape(shape) |> to_nx(out)
 
     @impl true
     def squeeze(%T{shape: shape} = out, %T{} = t, _axes),
@@ -494,7 +499,10 @@ if Code.ensure_loaded?(Nx) do
         {before, [^n | rest]} = Enum.split(list, axis)
         one = List.to_tuple(before ++ [n, 1] ++ rest)
         fill_shape = List.to_tuple(before ++ [n, interior] ++ rest)
-        fill = EMLX.broadcast_to(EMLX.reshape(value, List.duplicate(1, length(list) + 1)), fill_shape)
+
+        fill =
+          EMLX.broadcast_to(EMLX.reshape(value, List.duplicate(1, length(list) + 1)), fill_shape)
+
         joined = EMLX.concatenate([EMLX.reshape(ref, one), fill], axis + 1)
         flat = EMLX.reshape(joined, List.to_tuple(before ++ [n * (1 + interior)] ++ rest))
         keep = n + (n - 1) * interior
@@ -506,7 +514,8 @@ if Code.ensure_loaded?(Nx) do
     end
 
     @impl true
-    def reverse(out, %T{} = t, axes), do: t |> from_nx() |> reverse_axes(t.shape, axes) |> to_nx(out)
+    def reverse(out, %T{} = t, axes),
+      do: t |> from_nx() |> reverse_axes(t.shape, axes) |> to_nx(out)
 
     defp reverse_axes(ref, _shape, []), do: ref
 
@@ -590,7 +599,9 @@ if Code.ensure_loaded?(Nx) do
     # Complex in, real out: the engine gives the real type itself.
     for op <- [:abs, :real, :imag] do
       @impl true
-      def unquote(op)(out, %T{type: {:c, _}} = t), do: t |> from_nx() |> EMLX.unquote(op)() |> to_nx(out)
+      def unquote(op)(out, %T{type: {:c, _}} = t),
+        do: t |> from_nx() |> EMLX.unquote(op)() |> to_nx(out)
+
       def unquote(op)(out, t), do: t |> ref_as(out.type) |> EMLX.unquote(op)() |> to_nx(out)
     end
 
@@ -630,8 +641,14 @@ if Code.ensure_loaded?(Nx) do
       result = apply(EMLX, :count_leading_zeros, [ref])
 
       case Types.storage(t.type) do
-        {_, ^n} -> result
-        {_, wide} -> EMLX.subtract(result, EMLX.scalar_tensor(wide - n, t.type |> Types.storage(), elem(ref, 0)))
+        {_, ^n} ->
+          result
+
+        {_, wide} ->
+          EMLX.subtract(
+            result,
+            EMLX.scalar_tensor(wide - n, t.type |> Types.storage(), elem(ref, 0))
+          )
       end
       |> to_nx(out)
     end
@@ -702,7 +719,12 @@ if Code.ensure_loaded?(Nx) do
 
     defp clamp_index({device, _} = index, low, high) do
       type = EMLX.scalar_type(index)
-      EMLX.clip(index, EMLX.scalar_tensor(low, type, device), EMLX.scalar_tensor(high, type, device))
+
+      EMLX.clip(
+        index,
+        EMLX.scalar_tensor(low, type, device),
+        EMLX.scalar_tensor(high, type, device)
+      )
     end
 
     @impl true
@@ -756,7 +778,9 @@ if Code.ensure_loaded?(Nx) do
       axes = opts[:axes]
       ref = from_nx(t)
       index_list = split_indices(indices, ref, axes, :gather)
-      slice_sizes = for {dim, i} <- Enum.with_index(Tuple.to_list(shape)), do: if(i in axes, do: 1, else: dim)
+
+      slice_sizes =
+        for {dim, i} <- Enum.with_index(Tuple.to_list(shape)), do: if(i in axes, do: 1, else: dim)
 
       ref
       |> EMLX.gather(index_list, axes, slice_sizes)
@@ -786,17 +810,25 @@ if Code.ensure_loaded?(Nx) do
     end
 
     @impl true
-    def indexed_add(out, t, indices, updates, opts), do: indexed(out, t, indices, updates, opts, :add)
+    def indexed_add(out, t, indices, updates, opts),
+      do: indexed(out, t, indices, updates, opts, :add)
 
     @impl true
-    def indexed_put(out, t, indices, updates, opts), do: indexed(out, t, indices, updates, opts, :put)
+    def indexed_put(out, t, indices, updates, opts),
+      do: indexed(out, t, indices, updates, opts, :put)
 
     defp indexed(out, %T{shape: shape} = t, indices, updates, opts, kind) do
       axes = opts[:axes]
       ref = ref_as(t, out.type)
-      index_list = split_indices(indices, ref, axes, if(kind == :add, do: :indexed_add, else: :indexed_put))
+
+      index_list =
+        split_indices(indices, ref, axes, if(kind == :add, do: :indexed_add, else: :indexed_put))
+
       batch = indices.shape |> Tuple.delete_at(tuple_size(indices.shape) - 1) |> Tuple.to_list()
-      slice = for {dim, i} <- Enum.with_index(Tuple.to_list(shape)), do: if(i in axes, do: 1, else: dim)
+
+      slice =
+        for {dim, i} <- Enum.with_index(Tuple.to_list(shape)), do: if(i in axes, do: 1, else: dim)
+
       upd = updates |> ref_as(out.type) |> EMLX.reshape(List.to_tuple(batch ++ slice))
 
       case kind do
@@ -828,7 +860,14 @@ if Code.ensure_loaded?(Nx) do
 
     @impl true
     def dot(out, l, contract_l, batch_l, r, contract_r, batch_r) do
-      EMLX.tensordot(ref_as(l, out.type), ref_as(r, out.type), contract_l, contract_r, batch_l, batch_r)
+      EMLX.tensordot(
+        ref_as(l, out.type),
+        ref_as(r, out.type),
+        contract_l,
+        contract_r,
+        batch_l,
+        batch_r
+      )
       |> to_nx(out)
     end
 
@@ -839,8 +878,17 @@ if Code.ensure_loaded?(Nx) do
       last_first = [0, rank - 1] ++ Enum.to_list(1..(rank - 2)//1)
       {lo, hi} = Enum.unzip(opts[:padding])
 
-      input = t |> ref_as(out.type) |> permute(opts[:input_permutation]) |> EMLX.transpose([0 | spatial] ++ [1])
-      kernel = k |> ref_as(out.type) |> permute(opts[:kernel_permutation]) |> EMLX.transpose([0 | spatial] ++ [1])
+      input =
+        t
+        |> ref_as(out.type)
+        |> permute(opts[:input_permutation])
+        |> EMLX.transpose([0 | spatial] ++ [1])
+
+      kernel =
+        k
+        |> ref_as(out.type)
+        |> permute(opts[:kernel_permutation])
+        |> EMLX.transpose([0 | spatial] ++ [1])
 
       conv = fn i, k ->
         EMLX.conv_general(
@@ -950,7 +998,13 @@ if Code.ensure_loaded?(Nx) do
 
         t
         |> ref_as(out.type)
-        |> EMLX.unquote(op)(Tuple.to_list(window_dims), opts[:strides], lo, hi, opts[:window_dilations])
+        |> EMLX.unquote(op)(
+          Tuple.to_list(window_dims),
+          opts[:strides],
+          lo,
+          hi,
+          opts[:window_dilations]
+        )
         |> to_nx(out)
       end
     end
@@ -987,7 +1041,9 @@ if Code.ensure_loaded?(Nx) do
           window_offsets(dims)
           |> Enum.with_index()
           |> Enum.reduce({nil, nil}, fn {offset, k}, {best_k, best} ->
-            stops = for {o, n, s} <- Enum.zip([offset, src_dims, strides]), do: o + (n - 1) * s + 1
+            stops =
+              for {o, n, s} <- Enum.zip([offset, src_dims, strides]), do: o + (n - 1) * s + 1
+
             w = EMLX.slice(padded, offset, stops, strides)
             k_ref = EMLX.scalar_tensor(k, {:s, 32}, device)
 
@@ -1016,11 +1072,20 @@ if Code.ensure_loaded?(Nx) do
 
     defp scatter_chosen(base, src, best_k, dims, strides, lo, shape, src_shape, device) do
       rank = length(dims)
-      inner = dims |> Enum.reverse() |> Enum.scan(&(&1 * &2)) |> Enum.reverse() |> tl() |> Kernel.++([1])
+
+      inner =
+        dims
+        |> Enum.reverse()
+        |> Enum.scan(&(&1 * &2))
+        |> Enum.reverse()
+        |> tl()
+        |> Kernel.++([1])
+
       s32 = fn v -> EMLX.scalar_tensor(v, {:s, 32}, device) end
 
       positions =
-        for {axis, dim, inner_size, stride, low} <- Enum.zip([Enum.to_list(0..(rank - 1)), dims, inner, strides, lo]) do
+        for {axis, dim, inner_size, stride, low} <-
+              Enum.zip([Enum.to_list(0..(rank - 1)), dims, inner, strides, lo]) do
           offset = best_k |> EMLX.quotient(s32.(inner_size)) |> EMLX.remainder(s32.(dim))
           line = for i <- 0..(rank - 1), do: if(i == axis, do: elem(src_shape, axis), else: 1)
 
@@ -1043,8 +1108,14 @@ if Code.ensure_loaded?(Nx) do
 
       zero = EMLX.scalar_tensor(0, EMLX.scalar_type(src), device)
       updates = EMLX.where(valid, src, zero)
-      clamped = for {p, axis} <- Enum.with_index(positions), do: clamp_index(EMLX.broadcast_to(p, src_shape), 0, elem(shape, axis) - 1)
-      updates = EMLX.reshape(updates, List.to_tuple(Tuple.to_list(src_shape) ++ List.duplicate(1, rank)))
+
+      clamped =
+        for {p, axis} <- Enum.with_index(positions),
+            do: clamp_index(EMLX.broadcast_to(p, src_shape), 0, elem(shape, axis) - 1)
+
+      updates =
+        EMLX.reshape(updates, List.to_tuple(Tuple.to_list(src_shape) ++ List.duplicate(1, rank)))
+
       EMLX.scatter_add(base, clamped, updates, Enum.to_list(0..(rank - 1)))
     end
 
@@ -1102,9 +1173,14 @@ if Code.ensure_loaded?(Nx) do
 
       b_ref =
         case {vector?, left?} do
-          {true, true} -> EMLX.reshape(b_ref, Tuple.insert_at(b.shape, tuple_size(b.shape), 1))
-          {true, false} -> EMLX.reshape(b_ref, Tuple.insert_at(b.shape, tuple_size(b.shape) - 1, 1))
-          _ -> b_ref
+          {true, true} ->
+            EMLX.reshape(b_ref, Tuple.insert_at(b.shape, tuple_size(b.shape), 1))
+
+          {true, false} ->
+            EMLX.reshape(b_ref, Tuple.insert_at(b.shape, tuple_size(b.shape) - 1, 1))
+
+          _ ->
+            b_ref
         end
 
       a_ref

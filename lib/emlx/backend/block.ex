@@ -17,7 +17,8 @@ if Code.ensure_loaded?(Nx) do
       end
     end
 
-    defp native(%Nx.Block.LogicalNot{}, out, [t]), do: t |> ref() |> EMLX.logical_not() |> B.to_nx(out)
+    defp native(%Nx.Block.LogicalNot{}, out, [t]),
+      do: t |> ref() |> EMLX.logical_not() |> B.to_nx(out)
 
     defp native(%Nx.Block.Phase{}, out, [t]) do
       z = ref(t)
@@ -33,12 +34,20 @@ if Code.ensure_loaded?(Nx) do
       EMLX.allclose(ref(a), ref(b), s.rtol, s.atol, s.equal_nan) |> B.to_nx(out)
     end
 
-    defp native(%Nx.Block.CumulativeSum{} = s, out, [t]), do: cumulative(:cumulative_sum, s, out, t)
-    defp native(%Nx.Block.CumulativeProduct{} = s, out, [t]), do: cumulative(:cumulative_product, s, out, t)
-    defp native(%Nx.Block.CumulativeMin{} = s, out, [t]), do: cumulative(:cumulative_min, s, out, t)
-    defp native(%Nx.Block.CumulativeMax{} = s, out, [t]), do: cumulative(:cumulative_max, s, out, t)
+    defp native(%Nx.Block.CumulativeSum{} = s, out, [t]),
+      do: cumulative(:cumulative_sum, s, out, t)
 
-    defp native(%Nx.Block.Take{axis: axis}, out, [t, indices]), do: B.take_native(out, t, indices, axis)
+    defp native(%Nx.Block.CumulativeProduct{} = s, out, [t]),
+      do: cumulative(:cumulative_product, s, out, t)
+
+    defp native(%Nx.Block.CumulativeMin{} = s, out, [t]),
+      do: cumulative(:cumulative_min, s, out, t)
+
+    defp native(%Nx.Block.CumulativeMax{} = s, out, [t]),
+      do: cumulative(:cumulative_max, s, out, t)
+
+    defp native(%Nx.Block.Take{axis: axis}, out, [t, indices]),
+      do: B.take_native(out, t, indices, axis)
 
     defp native(%Nx.Block.TakeAlongAxis{axis: axis}, out, [t, indices]),
       do: B.take_along_axis_native(out, t, indices, axis)
@@ -78,7 +87,9 @@ if Code.ensure_loaded?(Nx) do
 
       full =
         if tail_len > 0 do
-          tail = x |> slice_axis(shape, axis, 1, tail_len) |> reverse_axis(axis) |> EMLX.conjugate()
+          tail =
+            x |> slice_axis(shape, axis, 1, tail_len) |> reverse_axis(axis) |> EMLX.conjugate()
+
           EMLX.concatenate([x, tail], axis)
         else
           slice_axis(x, shape, axis, 0, n)
@@ -123,6 +134,7 @@ if Code.ensure_loaded?(Nx) do
 
     defp native(%Nx.Block.LinAlg.SVD{full_matrices?: full?}, {u_out, s_out, vt_out}, [t]) do
       {u, s, vt} = t |> ref_as(u_out.type) |> EMLX.linalg_svd(true, full?)
+
       {u |> plus_zero() |> B.to_nx(u_out), s |> plus_zero() |> B.to_nx(s_out),
        vt |> plus_zero() |> B.to_nx(vt_out)}
     end
@@ -132,7 +144,10 @@ if Code.ensure_loaded?(Nx) do
       {device, _} = perm
       m = elem(p_out.shape, tuple_size(p_out.shape) - 1)
       columns = EMLX.arange(0, m, 1, {:u, 32}, device)
-      rows = EMLX.reshape(perm, Tuple.insert_at(EMLX.shape(perm), tuple_size(EMLX.shape(perm)), 1))
+
+      rows =
+        EMLX.reshape(perm, Tuple.insert_at(EMLX.shape(perm), tuple_size(EMLX.shape(perm)), 1))
+
       p = EMLX.equal(rows, columns)
       {B.to_nx(p, p_out), B.to_nx(l, l_out), B.to_nx(u, u_out)}
     end

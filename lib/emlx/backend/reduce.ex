@@ -89,7 +89,9 @@ if Code.ensure_loaded?(Nx) do
 
     # Every offset tuple inside a window, in row-major order.
     defp offsets([]), do: [[]]
-    defp offsets([dim | dims]), do: for(i <- 0..(dim - 1)//1, rest <- offsets(dims), do: [i | rest])
+
+    defp offsets([dim | dims]),
+      do: for(i <- 0..(dim - 1)//1, rest <- offsets(dims), do: [i | rest])
 
     # Folds the last axis of `t` into `acc` with `fun`, as a tree.
     defp combine(%T{shape: shape} = t, acc, fun, type) do
@@ -117,7 +119,8 @@ if Code.ensure_loaded?(Nx) do
         # An odd element out stays in front, so the order is kept.
         {head, rest} =
           if rem(n, 2) == 1 do
-            {Nx.slice_along_axis(t, 0, 1, axis: last), Nx.slice_along_axis(t, 1, n - 1, axis: last)}
+            {Nx.slice_along_axis(t, 0, 1, axis: last),
+             Nx.slice_along_axis(t, 1, n - 1, axis: last)}
           else
             {nil, t}
           end

@@ -63,7 +63,9 @@ if Code.ensure_loaded?(Nx) do
             want = apply(Nx, op, [ref, Nx.reverse(ref)])
             assert Nx.to_binary(got) == Nx.to_binary(want), "#{inspect(type)} #{op}"
             # the values, not only their low bits, are wrapped
-            assert Nx.to_flat_list(Nx.as_type(got, :s32)) == Nx.to_flat_list(Nx.as_type(want, :s32))
+            assert Nx.to_flat_list(Nx.as_type(got, :s32)) ==
+                     Nx.to_flat_list(Nx.as_type(want, :s32))
+
             assert got.type == want.type
           end
         end
@@ -89,7 +91,9 @@ if Code.ensure_loaded?(Nx) do
           # Values exact in f16, the storage, so the only rounding is Nx's
           # (from other values the f16 step can move e4m3fn by one code; see
           # EMLX.Backend.Types).
-          x = random({300}, {:f, 32}, 3) |> Nx.multiply(40) |> Nx.as_type(:f16) |> Nx.as_type(:f32)
+          x =
+            random({300}, {:f, 32}, 3) |> Nx.multiply(40) |> Nx.as_type(:f16) |> Nx.as_type(:f32)
+
           assert Nx.to_binary(Nx.as_type(on_emlx(x), type)) == Nx.to_binary(Nx.as_type(x, type))
         end
       end
@@ -131,8 +135,12 @@ if Code.ensure_loaded?(Nx) do
         idx = Nx.tensor([[0, 7], [-2, 1], [1, 1]], backend: BB)
         upd = Nx.tensor([1, 10, 100], backend: BB)
         clamped = Nx.clip(idx, 0, 2)
-        assert Nx.indexed_add(on_emlx(t), on_emlx(idx), on_emlx(upd)) |> on_bb() == Nx.indexed_add(t, clamped, upd)
-        assert Nx.indexed_put(on_emlx(t), on_emlx(idx), on_emlx(upd)) |> on_bb() == Nx.indexed_put(t, clamped, upd)
+
+        assert Nx.indexed_add(on_emlx(t), on_emlx(idx), on_emlx(upd)) |> on_bb() ==
+                 Nx.indexed_add(t, clamped, upd)
+
+        assert Nx.indexed_put(on_emlx(t), on_emlx(idx), on_emlx(upd)) |> on_bb() ==
+                 Nx.indexed_put(t, clamped, upd)
       end
     end
 
@@ -229,7 +237,9 @@ if Code.ensure_loaded?(Nx) do
           Nx.tensor([1], backend: {EMLX.Backend, device: :gpu})
         end
 
-        assert_raise ArgumentError, fn -> Nx.tensor([1], backend: {EMLX.Backend, device: :tpu}) end
+        assert_raise ArgumentError, fn ->
+          Nx.tensor([1], backend: {EMLX.Backend, device: :tpu})
+        end
       end
 
       test "to_batched with :repeat and :discard" do
@@ -255,7 +265,9 @@ if Code.ensure_loaded?(Nx) do
         try do
           Nx.to_binary(Nx.add(Nx.tensor([1, 2], backend: EMLX.Backend), 1))
           assert_received {[:emlx, :eval, :stop], %{duration: _}, %{shape: {2}, type: {:s, 32}}}
-          assert_received {[:emlx, :to_binary, :stop], %{duration: _}, %{limit: nil, device: :cpu}}
+
+          assert_received {[:emlx, :to_binary, :stop], %{duration: _},
+                           %{limit: nil, device: :cpu}}
         after
           :telemetry.detach(id)
         end
@@ -270,7 +282,10 @@ if Code.ensure_loaded?(Nx) do
         {q, r} = Nx.LinAlg.qr(a)
         assert Nx.all_close(Nx.dot(q, r), a, atol: 1.0e-5) |> Nx.to_number() == 1
         {uu, s, vt} = Nx.LinAlg.svd(a)
-        assert Nx.all_close(uu |> Nx.multiply(s) |> Nx.dot(vt), a, atol: 1.0e-4) |> Nx.to_number() == 1
+
+        assert Nx.all_close(uu |> Nx.multiply(s) |> Nx.dot(vt), a, atol: 1.0e-4) |> Nx.to_number() ==
+                 1
+
         {w, v} = Nx.LinAlg.eigh(a)
         assert Nx.all_close(Nx.dot(a, v), Nx.multiply(v, w), atol: 1.0e-4) |> Nx.to_number() == 1
         c = Nx.LinAlg.cholesky(a)
