@@ -911,7 +911,12 @@ defmodule EMLX do
         [1, 2]
     """
     @spec to_nx(tensor_ref()) :: Nx.Tensor.t()
-    def to_nx(tensor), do: EMLX.Backend.to_nx(tensor)
+    def to_nx({device, ref} = tensor) when is_tensor(device, ref), do: EMLX.Backend.to_nx(tensor)
+
+    def to_nx(other) do
+      raise EMLX.NIFError,
+            "to_nx: expected a tensor {device, reference}, got: #{inspect(other)}"
+    end
 
     @doc """
     The engine tensor of an `Nx.Tensor`; a tensor on another backend is
@@ -922,7 +927,11 @@ defmodule EMLX do
         {{2}, {:f, 32}}
     """
     @spec from_nx(Nx.Tensor.t()) :: tensor_ref()
-    def from_nx(tensor), do: EMLX.Backend.from_nx(tensor)
+    def from_nx(%Nx.Tensor{} = tensor), do: EMLX.Backend.from_nx(tensor)
+
+    def from_nx(other) do
+      raise EMLX.NIFError, "from_nx: expected an Nx.Tensor, got: #{inspect(other)}"
+    end
   end
 
   ## Memory
