@@ -15,5 +15,7 @@
 #include "emlx/linalg.h"
 #include "emlx/fft.h"
 #include "emlx/compile.h"
+#include "emlx/bits.h"
+#include "emlx/nx_types.h"
 
 #endif

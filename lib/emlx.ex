@@ -1000,6 +1000,163 @@ defmodule EMLX do
   @spec metal_stop_capture() :: :ok
   def metal_stop_capture, do: unwrap!(EMLX.NIF.metal_stop_capture())
 
+  ## Bit counting and Nx's f8 / sub-byte types
+
+  deftensor count_leading_zeros(tensor),
+    doc: """
+    Elementwise number of zero bits above the highest set bit, in the
+    tensor's own type (the bit width for 0). Integer types only; signed
+    types count over their two's-complement bits, as `Nx.count_leading_zeros/1`:
+    in `{:s, 32}`, -1 gives 0 and 0 gives 32. Floats, complex and `:bool`
+    raise `EMLX.NIFError`.
+
+        iex> t = EMLX.from_blob(<<0::32-native, 1::32-native, -1::32-signed-native>>, {3}, {:s, 32}, :cpu)
+        iex> EMLX.count_leading_zeros(t) |> EMLX.to_blob()
+        <<32::32-native, 31::32-native, 0::32-native>>
+    """
+
+  deftensor population_count(tensor),
+    doc: """
+    Elementwise number of set bits, in the tensor's own type. Integer types
+    only; signed types count their two's-complement bits, as
+    `Nx.population_count/1`: in `{:s, 8}`, -1 gives 8 and -128 gives 1.
+
+        iex> t = EMLX.from_blob(<<-1::8-signed, -128::8-signed, 126>>, {3}, {:s, 8}, :cpu)
+        iex> EMLX.population_count(t) |> EMLX.to_blob()
+        <<8, 1, 6>>
+    """
+
+  @typedoc """
+  An Nx type the engine stores in a wider type: the f8 formats (`{:f, 8}` is
+  E5M2, `{:f8_e4m3fn, 8}`) and the sub-byte integers. Short atoms (`:f8`,
+  `:f8_e4m3fn`, `:s2`, `:s4`, `:u2`, `:u4`) are accepted too.
+  """
+  @type nx_packed_type() ::
+          {:f, 8} | {:f8_e4m3fn, 8} | {:s, 2} | {:s, 4} | {:u, 2} | {:u, 4} | atom()
+
+  @packed_types %{
+    {:f, 8} => {"f8", 8, {:f, 32}},
+    :f8 => {"f8", 8, {:f, 32}},
+    {:f8_e4m3fn, 8} => {"f8_e4m3fn", 8, {:f, 32}},
+    :f8_e4m3fn => {"f8_e4m3fn", 8, {:f, 32}},
+    {:s, 2} => {"s2", 2, {:s, 8}},
+    :s2 => {"s2", 2, {:s, 8}},
+    {:s, 4} => {"s4", 4, {:s, 8}},
+    :s4 => {"s4", 4, {:s, 8}},
+    {:u, 2} => {"u2", 2, {:u, 8}},
+    :u2 => {"u2", 2, {:u, 8}},
+    {:u, 4} => {"u4", 4, {:u, 8}},
+    :u4 => {"u4", 4, {:u, 8}}
+  }
+
+  @doc """
+  Whether `type` is one of the Nx types that `from_nx_binary/5` and
+  `to_nx_binary/3` convert (`t:nx_packed_type/0`).
+
+      iex> EMLX.nx_packed_type?({:f8_e4m3fn, 8})
+      true
+      iex> EMLX.nx_packed_type?({:f, 16})
+      false
+  """
+  @spec nx_packed_type?(term()) :: boolean()
+  def nx_packed_type?(type), do: Map.has_key?(@packed_types, type)
+
+  @doc """
+  The engine type that `from_nx_binary/5` decodes `type` into by default:
+  `{:f, 32}` for the f8 formats (every f8 value is exact in it, and encoding
+  an f32 result rounds once, from the f32 value, as Nx rounds from its f64
+  value), `{:s, 8}` for `{:s, 2}`/`{:s, 4}`, `{:u, 8}` for `{:u, 2}`/`{:u, 4}`.
+
+      iex> EMLX.nx_storage_type({:s, 4})
+      {:s, 8}
+  """
+  @spec nx_storage_type(nx_packed_type()) :: {atom(), pos_integer()}
+  def nx_storage_type(type), do: type |> packed_info!() |> elem(2)
+
+  @doc """
+  Decodes `bits`, an Nx binary of `shape` in the packed `type` (a bitstring
+  of `size * bits` bits, as `Nx.to_binary/1` gives for sub-byte types), into
+  a tensor on `device`.
+
+  Options:
+    * `:type` — the engine type to decode into (default `nx_storage_type/1`):
+      `{:f, 16}`, `{:f, 32}` or `{:f, 64}` for f8; a signed integer type for
+      `{:s, 2}`/`{:s, 4}`; any integer type for `{:u, 2}`/`{:u, 4}`.
+
+  Values are exact. A NaN code of an f8 format is decoded as a signalling
+  NaN that carries the code, so `to_nx_binary/3` writes the same code back
+  while the tensor is only moved (reshaped, sliced, transposed, ...);
+  arithmetic turns it into an ordinary NaN, which encodes as Nx's NaN.
+
+      iex> t = EMLX.from_nx_binary(<<0x12, 0xF::4>>, {:s, 4}, {3}, :cpu)
+      iex> {EMLX.scalar_type(t), EMLX.to_blob(t)}
+      {{:s, 8}, <<1, 2, -1::8-signed>>}
+  """
+  @spec from_nx_binary(bitstring(), nx_packed_type(), shape(), device(), keyword()) ::
+          tensor_ref()
+  def from_nx_binary(bits, type, shape, device, opts \\ []) when is_bitstring(bits) do
+    {name, _bits, default} = packed_info!(type)
+    pad = rem(8 - rem(bit_size(bits), 8), 8)
+    padded = <<bits::bitstring, 0::size(pad)>>
+    storage = Keyword.get(opts, :type, default)
+    unwrap!(EMLX.NIF.from_nx_blob(padded, shape, name, storage, __device__(device)))
+  end
+
+  @doc """
+  Encodes the tensor's elements (row-major) as an Nx binary of the packed
+  `type`, bit-exactly as `Nx.BinaryBackend` writes them: f8 from any float
+  type (E5M2: the high byte of the f16 rounded to nearest even; E4M3FN:
+  `Nx.Floating.dump_f8_e4m3fn/1`'s saturating, half-away rounding), the low
+  2 or 4 bits of any integer type for the sub-byte types. Sub-byte results
+  are bitstrings of `size * bits` bits. Evaluates the tensor on its queue.
+
+  Options:
+    * `:negative_zero` — `:signed` (default) writes -0.0 as E4M3FN 0x80, as
+      Nx does on OTP 27 and later and as a round trip needs; `:positive`
+      writes 0x00, as `Nx.Floating.dump_f8_e4m3fn(-0.0)` does on earlier OTP
+      releases (where the pattern `+0.0` also matches `-0.0`).
+
+      iex> t = EMLX.from_blob(<<1::8, -1::8-signed, 9::8>>, {3}, {:s, 8}, :cpu)
+      iex> EMLX.to_nx_binary(t, {:s, 4})
+      <<0x1F, 0x9::4>>
+  """
+  @spec to_nx_binary(tensor_ref(), nx_packed_type(), keyword()) :: bitstring()
+  def to_nx_binary(tensor, type, opts \\ []) do
+    {name, bits, _default} = packed_info!(type)
+
+    flags =
+      case Keyword.get(opts, :negative_zero, :signed) do
+        :signed ->
+          0
+
+        :positive ->
+          1
+
+        other ->
+          raise ArgumentError,
+                "expected :negative_zero to be :signed or :positive, got: #{inspect(other)}"
+      end
+
+    blob = to_blob(tensor)
+    packed = unwrap!(EMLX.NIF.nx_encode(blob, scalar_type(tensor), name, flags))
+    count = tensor |> shape() |> Tuple.to_list() |> Enum.product()
+    used = count * bits
+    <<out::bitstring-size(used), _::bitstring>> = packed
+    out
+  end
+
+  defp packed_info!(type) do
+    case @packed_types do
+      %{^type => info} ->
+        info
+
+      _ ->
+        raise ArgumentError,
+              "expected an Nx f8 or sub-byte type ({:f, 8}, {:f8_e4m3fn, 8}, {:s, 2}, " <>
+                "{:s, 4}, {:u, 2}, {:u, 4}), got: #{inspect(type)}"
+    end
+  end
+
   ## Devices and queues
 
   @doc """

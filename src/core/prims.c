@@ -110,6 +110,8 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_TRI_INV] = {"tri_inv", 1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_PINV] = {"linalg_pinv", 1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_FFT] = {"fft", 1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_COUNT_LEADING_ZEROS] = {"count_leading_zeros", 1, EMLX_CLASS_UNARY},
+    [EMLX_PRIM_POPULATION_COUNT] = {"population_count", 1, EMLX_CLASS_UNARY},
 };
 
 _Static_assert(sizeof emlx_prim_table / sizeof emlx_prim_table[0] == EMLX_PRIM_COUNT,

@@ -141,6 +141,10 @@ typedef enum emlx_prim {
   /* ---- FFT family (include/emlx/fft.h) ---- */
   EMLX_PRIM_FFT,
 
+  /* ---- bit counting (include/emlx/bits.h) ---- */
+  EMLX_PRIM_COUNT_LEADING_ZEROS,
+  EMLX_PRIM_POPULATION_COUNT,
+
   EMLX_PRIM_COUNT
 } emlx_prim;
 

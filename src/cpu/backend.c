@@ -5,6 +5,7 @@
  * later family adds its rows through the EMLX_CPU_<FAMILY>_KERNELS macro of
  * its kernels_<family>.h. A slot left NULL is reported by eval as
  * unsupported on cpu. View primitives are views.c's. */
+#include "bits/bits.h"
 #include "cpu.h"
 #include "kernels_conv.h"
 #include "kernels_fft.h"
@@ -44,7 +45,7 @@ const emlx_backend emlx_cpu_backend = {
          /* the families */
          EMLX_CPU_MATH_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
              EMLX_CPU_CONV_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
-                 EMLX_CPU_FFT_KERNELS},
+                 EMLX_CPU_FFT_KERNELS EMLX_CPU_BITS_KERNELS},
     .fuse_supports = emlx_cpu_fuse_supports,
     .fuse_compile = emlx_cpu_fuse_compile,
     .fuse_run = emlx_cpu_fuse_run,

@@ -10,6 +10,7 @@
  * to iter.c's strided iterator, which parallelises it. */
 #include <string.h>
 
+#include "bits/bits.h"
 #include "cpu.h"
 
 static int64_t unary_grain(emlx_prim prim, emlx_dtype dt) {
@@ -96,6 +97,9 @@ int emlx_cpu_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
   case EMLX_PRIM_MULTIPLY:
   case EMLX_PRIM_DIVIDE:
     return emlx_cpu_core_ew_resolve(prim, in, nin, out, loop);
+  case EMLX_PRIM_COUNT_LEADING_ZEROS:
+  case EMLX_PRIM_POPULATION_COUNT:
+    return emlx_cpu_bits_ew_resolve(prim, in, nin, out, loop);
   default:
     return emlx_cpu_math_ew_resolve(prim, params, params_size, in, nin, out, loop);
   }
