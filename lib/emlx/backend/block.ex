@@ -117,6 +117,7 @@ if Code.ensure_loaded?(Nx) do
     defp native(%Nx.Block.LinAlg.QR{mode: mode, eps: eps}, {q_out, r_out}, [t])
          when mode in [:reduced, :complete] do
       {q, r} = t |> ref_as(q_out.type) |> EMLX.linalg_qr(mode == :complete)
+      {q, r} = nx_qr_signs(q, r, t.shape)
       {q |> zero_small(eps) |> B.to_nx(q_out), r |> zero_small(eps) |> B.to_nx(r_out)}
     end
 
@@ -153,6 +154,98 @@ if Code.ensure_loaded?(Nx) do
     end
 
     defp native(_struct, _output, _args), do: :default
+
+    # Nx's Householder QR (Nx.LinAlg.QR) reflects each column x onto
+    # +|x| e_i, so R's diagonal is positive for every reflected column:
+    # columns 0..n-1 when m > n, columns 0..k-2 (k = min(m, n)) otherwise,
+    # where the last column is not reflected and Q = H_0 ... H_(k-2) fixes its
+    # sign; a column whose subcolumn is already zero is not reflected.
+    # LAPACK reflects onto -sign(x_i) |x| e_i. QR is unique up to
+    # Q -> Q D, R -> D R (D = diag(+-1)); D is chosen to give Nx's signs:
+    # sign(R_ii) for the reflected columns and, for the unreflected last
+    # one, the product of the others (so det(Q D) is Nx's). Complex QR keeps
+    # LAPACK's phases.
+    defp nx_qr_signs({device, _} = q, r, shape) do
+      type = EMLX.scalar_type(r)
+      rank = tuple_size(shape)
+      m = elem(shape, rank - 2)
+      n = elem(shape, rank - 1)
+      k = min(m, n)
+
+      case type do
+        {:c, _} ->
+          {q, r}
+
+        _ when k == 0 ->
+          {q, r}
+
+        _ ->
+          r_shape = EMLX.shape(r)
+          q_shape = EMLX.shape(q)
+          batch = r_shape |> Tuple.to_list() |> Enum.take(rank - 2)
+          top = slice_last2(r, r_shape, k, k)
+
+          diagonal =
+            top |> EMLX.multiply(EMLX.eye(k, k, type, device)) |> EMLX.sum([rank - 1], false)
+
+          one = EMLX.scalar_tensor(1, type, device)
+          minus_one = EMLX.scalar_tensor(-1, type, device)
+          zero = EMLX.scalar_tensor(0, type, device)
+          signs = EMLX.where(EMLX.less(diagonal, zero), minus_one, one)
+          # A column that neither algorithm reflected keeps its sign. LAPACK
+          # left columns 0..i alone exactly when Q's columns 0..i are e_0..e_i
+          # (H_i e_i = e_i - tau v, v_i = 1, differs from e_i when tau != 0),
+          # and there Nx's subcolumn is zero too.
+          unit =
+            q
+            |> slice_last2(q_shape, m, k)
+            |> EMLX.equal(EMLX.eye(m, k, type, device))
+            |> EMLX.all([rank - 2], false)
+
+          signs = EMLX.where(unit, one, signs)
+
+          signs =
+            cond do
+              m > n ->
+                signs
+
+              k == 1 ->
+                EMLX.full(1, List.to_tuple(batch ++ [1]), type, device)
+
+              true ->
+                reflected = slice_axis(signs, EMLX.shape(signs), rank - 2, 0, k - 1)
+                last = EMLX.product(reflected, [rank - 2], true)
+                EMLX.concatenate([reflected, last], rank - 2)
+            end
+
+          r_rows = elem(r_shape, rank - 2)
+          q_cols = elem(q_shape, rank - 1)
+          row_signs = signs |> pad_ones(rank - 2, r_rows - k, one)
+          col_signs = signs |> pad_ones(rank - 2, q_cols - k, one)
+          row_signs = EMLX.reshape(row_signs, List.to_tuple(batch ++ [r_rows, 1]))
+          col_signs = EMLX.reshape(col_signs, List.to_tuple(batch ++ [1, q_cols]))
+          {EMLX.multiply(q, col_signs), EMLX.multiply(r, row_signs)}
+      end
+    end
+
+    defp slice_last2(ref, shape, rows, cols) do
+      rank = tuple_size(shape)
+      starts = List.duplicate(0, rank)
+
+      stops =
+        for i <- 0..(rank - 1) do
+          cond do
+            i == rank - 2 -> rows
+            i == rank - 1 -> cols
+            true -> elem(shape, i)
+          end
+        end
+
+      EMLX.slice(ref, starts, stops, List.duplicate(1, rank))
+    end
+
+    defp pad_ones(ref, _axis, 0, _one), do: ref
+    defp pad_ones(ref, axis, extra, one), do: EMLX.pad(ref, [axis], [0], [extra], one)
 
     # Indices that sort `ref` along `axis` descending, ties in order.
     defp stable_descending(ref, axis) do
