@@ -85,8 +85,8 @@ int emlx_cpu_core_ew_resolve(emlx_prim prim, const emlx_dtype *in, int nin, emlx
   return 0;
 }
 
-static int ew_resolve(emlx_prim prim, const void *params, size_t params_size,
-                      const emlx_dtype *in, int nin, emlx_dtype out, emlx_cpu_ew_loop *loop) {
+static int ew_resolve(emlx_prim prim, const void *params, size_t params_size, const emlx_dtype *in,
+                      int nin, emlx_dtype out, emlx_cpu_ew_loop *loop) {
   switch (prim) {
   case EMLX_PRIM_NEGATE:
   case EMLX_PRIM_EXP:
