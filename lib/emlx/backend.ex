@@ -584,8 +584,8 @@ if Code.ensure_loaded?(Nx) do
     ## Element-wise unary
 
     direct =
-      [:exp, :expm1, :log, :log1p, :sigmoid, :cos, :sin, :tan, :cosh, :sinh, :tanh] ++
-        [:acos, :asin, :atan, :acosh, :asinh, :atanh, :sqrt, :rsqrt, :erf, :erf_inv] ++
+      [:exp, :log, :sigmoid, :cos, :sin, :tan, :cosh, :sinh, :tanh] ++
+        [:acos, :asin, :atan, :acosh, :asinh, :atanh, :sqrt, :rsqrt, :erf] ++
         [:bitwise_not, :ceil, :floor, :negate, :sign, :conjugate]
 
     for op <- direct do
@@ -620,10 +620,72 @@ if Code.ensure_loaded?(Nx) do
       end)
     end
 
+    # Nx.BinaryBackend defines log1p as log(x + 1) and expm1 as exp(x) - 1,
+    # in f64. Where those formulas are as accurate as the dedicated
+    # functions (x >= 1 or x <= -0.5 for log1p: 1 + x rounds by at most
+    # 2^-53 relative, or is exact; |x| >= 1 for expm1: exp(x) - 1 loses at
+    # most one bit), f64 uses them and gives Nx's bits; near 0, where they
+    # would cancel, it keeps the engine's log1p/expm1 (libm's). Other types
+    # use the engine's function directly.
     @impl true
-    def erfc(out, t) do
-      in_wide(t, out, fn {device, _} = x ->
-        EMLX.subtract(EMLX.scalar_tensor(1, {:f, 64}, device), EMLX.erf(x))
+    def log1p(%T{type: {:f, 64}} = out, t) do
+      {device, _} = x = ref_as(t, {:f, 64})
+      one = EMLX.scalar_tensor(1.0, {:f, 64}, device)
+      minus_half = EMLX.scalar_tensor(-0.5, {:f, 64}, device)
+      nx_form = EMLX.logical_or(EMLX.greater_equal(x, one), EMLX.less_equal(x, minus_half))
+      EMLX.where(nx_form, EMLX.log(EMLX.add(x, one)), EMLX.log1p(x)) |> to_nx(out)
+    end
+
+    def log1p(out, t), do: t |> ref_as(out.type) |> EMLX.log1p() |> to_nx(out)
+
+    @impl true
+    def expm1(%T{type: {:f, 64}} = out, t) do
+      {device, _} = x = ref_as(t, {:f, 64})
+      one = EMLX.scalar_tensor(1.0, {:f, 64}, device)
+      nx_form = EMLX.greater_equal(EMLX.abs(x), one)
+      EMLX.where(nx_form, EMLX.subtract(EMLX.exp(x), one), EMLX.expm1(x)) |> to_nx(out)
+    end
+
+    def expm1(out, t), do: t |> ref_as(out.type) |> EMLX.expm1() |> to_nx(out)
+
+    # erfc is the engine's (libm's in f64), in f64 and rounded once, as
+    # Nx.BinaryBackend rounds :math.erfc.
+    @impl true
+    def erfc(out, t), do: in_wide(t, out, &EMLX.erfc/1)
+
+    # Nx's erf_inv (Complex.erf_inv) is Giles' single-precision polynomial
+    # evaluated in f64 (relative error ~1e-8, so erf_inv(0.1) is
+    # 0.08885598780483887, not the f64 value 0.0888559904942577); Nx's
+    # result is that algorithm, step by step, in f64, rounded once.
+    @central [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087] ++
+               [-0.00125372503, -0.00417768164, 0.246640727, 1.50140941]
+    @tail [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773] ++
+            [-0.0076224613, 0.00943887047, 1.00167406, 2.83297682]
+
+    @impl true
+    def erf_inv(out, t) do
+      in_wide(t, out, fn {device, _} = z ->
+        c = &EMLX.scalar_tensor(&1, {:f, 64}, device)
+        one = c.(1.0)
+        # w = -log((1 - z) * (1 + z))
+        w = EMLX.negate(EMLX.log(EMLX.multiply(EMLX.subtract(one, z), EMLX.add(one, z))))
+        central = horner(@central, EMLX.subtract(w, c.(2.5)))
+        tail = horner(@tail, EMLX.subtract(EMLX.sqrt(w), c.(3.0)))
+        p = EMLX.where(EMLX.less(w, c.(5.0)), central, tail)
+        result = EMLX.multiply(p, z)
+        # z = +-1 give +-infinity, z = 0 gives 0 (also -0.0 -> 0.0, as Nx's
+        # integer 0), NaN and |z| > 1 give NaN (log of a negative number).
+        inf = c.(:infinity)
+        result = EMLX.where(EMLX.equal(z, one), inf, result)
+        result = EMLX.where(EMLX.equal(z, c.(-1.0)), EMLX.negate(inf), result)
+        EMLX.where(EMLX.equal(z, c.(0.0)), c.(0.0), result)
+      end)
+    end
+
+    # Complex.erf_inv's muladd chain: acc * w + k, coefficient by coefficient.
+    defp horner([first | rest], {device, _} = w) do
+      Enum.reduce(rest, EMLX.scalar_tensor(first, {:f, 64}, device), fn k, acc ->
+        EMLX.add(EMLX.multiply(acc, w), EMLX.scalar_tensor(k, {:f, 64}, device))
       end)
     end
 
