@@ -19,9 +19,11 @@ if Code.ensure_loaded?(Nx) do
 
     Every Nx type has Nx's semantics. `{:f, 64}` is a real f64. The sub-byte
     integers (`{:s, 2}`, `{:s, 4}`, `{:u, 2}`, `{:u, 4}`) are stored as 8-bit
-    integers and the f8 types (`{:f, 8}` e5m2, `{:f8_e4m3fn, 8}`) as f16;
+    integers and the f8 types (`{:f, 8}` e5m2, `{:f8_e4m3fn, 8}`) as f32;
     after every operation their values are brought back onto their own grid
-    (wrapping at the bit width, rounding as `Nx.Floating` writes them), and
+    (wrapping at the bit width; f8 rounded once from the f32 result by the
+    engine's codecs, as `Nx.Floating` writes Nx's value, which evaluates the
+    result), and
     they round-trip bit-exactly through `Nx.from_binary/3` and
     `Nx.to_binary/1`. `{:c, 128}` is not in the engine yet: using it raises
     `ArgumentError`.
