@@ -152,6 +152,72 @@ if Code.ensure_loaded?(Nx) do
         assert Nx.to_flat_list(Nx.multiply(x, x)) == Enum.map([0.1, 0.7, 2.5], &(&1 * &1))
       end
 
+      test "f64 transcendentals give Nx.BinaryBackend's bits (libm's, Nx's formulas)" do
+        # domain of each function: values uniform in it, plus some edges
+        domains = [
+          exp: {-700, 700},
+          log: {1.0e-300, 1.0e6},
+          sin: {-100, 100},
+          cos: {-100, 100},
+          tan: {-10, 10},
+          asin: {-1, 1},
+          acos: {-1, 1},
+          atan: {-100, 100},
+          sinh: {-700, 700},
+          cosh: {-700, 700},
+          tanh: {-20, 20},
+          asinh: {-1.0e6, 1.0e6},
+          acosh: {1, 1.0e6},
+          atanh: {-0.999, 0.999},
+          erf: {-6, 6},
+          erfc: {-6, 27},
+          erf_inv: {-0.99999, 0.99999},
+          # Nx's log(x + 1) and exp(x) - 1, where they are accurate
+          log1p: {1, 1.0e6},
+          log1p: {-0.999, -0.5},
+          expm1: {1, 700},
+          expm1: {-40, -1}
+        ]
+
+        :rand.seed(:exsss, {7, 8, 9})
+
+        for {op, {lo, hi}} <- domains do
+          edges = [lo, hi, 1.0, 2.0, 3.0, 0.5, 0.1, 0.9, -0.5]
+          edges = Enum.filter(edges, &(&1 >= lo and &1 <= hi))
+          values = edges ++ for(_ <- 1..2000, do: lo + (hi - lo) * :rand.uniform())
+          x = Nx.tensor(values, type: :f64, backend: BB)
+          want = apply(Nx, op, [x])
+          got = apply(Nx, op, [on_emlx(x)])
+
+          bad =
+            for {g, w, v} <-
+                  Enum.zip([Nx.to_flat_list(got), Nx.to_flat_list(want), values]),
+                g != w,
+                do: {v, g, w}
+
+          assert bad == [], "#{op}: #{length(bad)} differ, first #{inspect(hd(bad ++ [nil]))}"
+        end
+
+        # Near 0 the dedicated functions keep their digits, where Nx's
+        # formulas give 1.000000082690371e-10 and 1.000000082740371e-10.
+        tiny = Nx.tensor(1.0e-10, type: :f64, backend: EMLX.Backend)
+        assert_in_delta Nx.to_number(Nx.log1p(tiny)), 9.9999999995e-11, 3.0e-26
+        assert_in_delta Nx.to_number(Nx.expm1(tiny)), 1.00000000005e-10, 3.0e-26
+      end
+
+      test "erfc and erf_inv of f32 round Nx's f64 result once" do
+        :rand.seed(:exsss, {1, 2, 3})
+        x = Nx.tensor(for(_ <- 1..3000, do: 2 * :rand.uniform() - 1), type: :f32, backend: BB)
+        big = Nx.multiply(x, 10)
+
+        assert Nx.to_binary(Nx.erf_inv(on_emlx(x))) == Nx.to_binary(Nx.erf_inv(x))
+        assert Nx.to_binary(Nx.erfc(on_emlx(big))) == Nx.to_binary(Nx.erfc(big))
+        # erfc(9) is ~4.1e-37; 1 - erf(9) is 0 in f32 and in f64
+        assert_in_delta Nx.to_number(Nx.erfc(Nx.tensor(9.0, backend: EMLX.Backend))),
+                        4.137031746513810e-37,
+                        1.0e-43
+      end
+
       test "c128 raises a clear ArgumentError naming it" do
         assert_raise ArgumentError, ~r/complex128 \(\{:c, 128\}\)/, fn ->
           Nx.tensor([1.0], type: {:c, 128}, backend: EMLX.Backend)
