@@ -6,6 +6,7 @@
  * row-major, is exactly the lower L with L L^H = A (and 'L' gives the upper
  * U with U^H U = A). LU and QR need the factorisation of A itself, so A is
  * copied into column-major scratch and the factors are copied back out. */
+#include <math.h>
 #include <string.h>
 
 #include "linalg_cpu.h"
@@ -79,6 +80,52 @@ int emlx_cpu_cholesky(const emlx_node *node, emlx_array *const *in, emlx_array *
 
 /* ---- LU ---------------------------------------------------------------------------------- */
 
+/* Real LU as Nx's (Nx.LinAlg.LU, which Nx.BinaryBackend runs, so Nx's
+ * results are its bits): right-looking elimination with partial pivoting
+ * on the column-major m x n matrix f. Step k takes the first row i >= k of
+ * largest |f[i][k]| as the pivot and swaps whole rows, divides the column
+ * below the pivot by it (unless it is 0), then updates the trailing block
+ * a[i][j] = a[i][j] - l[i] * u[j] with the product and the difference each
+ * rounded (no fused multiply-add; -std=c11 keeps GCC from contracting, and
+ * the product is its own statement). getrf's multiplies by the reciprocal
+ * and fuses, so its factors differ from Nx's in the last bit. Writes
+ * getrf's layout: L below the diagonal (unit diagonal implied), U on and
+ * above, ipiv 1-based. */
+#define NX_GETRF(NAME, T, ABS)                                                                     \
+  static void NAME(int m, int n, T *f, int *ipiv) {                                                \
+    int k = m < n ? m : n;                                                                         \
+    for (int c = 0; c < k; c++) {                                                                  \
+      T *col = f + (size_t)c * (size_t)m;                                                          \
+      int piv = c;                                                                                 \
+      T best = ABS(col[c]);                                                                        \
+      for (int i = c + 1; i < m; i++)                                                              \
+        if (ABS(col[i]) > best) {                                                                  \
+          best = ABS(col[i]);                                                                      \
+          piv = i;                                                                                 \
+        }                                                                                          \
+      ipiv[c] = piv + 1;                                                                           \
+      if (piv != c)                                                                                \
+        for (int j = 0; j < n; j++) {                                                              \
+          T *cj = f + (size_t)j * (size_t)m, t = cj[c];                                            \
+          cj[c] = cj[piv];                                                                         \
+          cj[piv] = t;                                                                             \
+        }                                                                                          \
+      T d = col[c];                                                                                \
+      if (d != 0)                                                                                  \
+        for (int i = c + 1; i < m; i++)                                                            \
+          col[i] = col[i] / d;                                                                     \
+      for (int j = c + 1; j < n; j++) {                                                            \
+        T *cj = f + (size_t)j * (size_t)m, u = cj[c];                                              \
+        for (int i = c + 1; i < m; i++) {                                                          \
+          T prod = col[i] * u;                                                                     \
+          cj[i] = cj[i] - prod;                                                                    \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+NX_GETRF(nx_getrf_f32, float, fabsf)
+NX_GETRF(nx_getrf_f64, double, fabs)
+
 /* Scratch: the column-major factor (m x n), then getrf's pivots (k). */
 static int lu_one(la_job *job, int64_t b, void *scratch) {
   fac_ctx *c = job->ctx;
@@ -89,7 +136,11 @@ static int lu_one(la_job *job, int64_t b, void *scratch) {
   int64_t rs, cs;
   const void *src = la_matrix(c->a, b, &rs, &cs);
   la_copy(es, src, m, n, rs, cs, f, 1, m);
-  if (k > 0) {
+  if (k > 0 && c->dt == EMLX_FLOAT32) {
+    nx_getrf_f32(m, n, (float *)(void *)f, ipiv);
+  } else if (k > 0 && c->dt == EMLX_FLOAT64) {
+    nx_getrf_f64(m, n, (double *)(void *)f, ipiv);
+  } else if (k > 0) {
     int info = la_getrf(c->dt, m, n, f, m, ipiv);
     if (info < 0)
       return la_fail(job, b, "was rejected by LAPACK (argument %d)", -info);
