@@ -102,17 +102,10 @@ if Code.ensure_loaded?(Nx) do
       t |> ref_as(out.type) |> EMLX.linalg_cholesky(false) |> B.to_nx(out)
     end
 
-    defp native(%Nx.Block.LinAlg.Solve{}, out, [a, b]) do
-      b_ref = ref_as(b, out.type)
-
-      # A batch of vectors is solved as a batch of one-column matrices.
-      b_ref =
-        if tuple_size(b.shape) == tuple_size(a.shape) - 1 and tuple_size(b.shape) > 1,
-          do: EMLX.reshape(b_ref, Tuple.insert_at(b.shape, tuple_size(b.shape), 1)),
-          else: b_ref
-
-      a |> ref_as(out.type) |> EMLX.linalg_solve(b_ref) |> EMLX.reshape(out.shape) |> B.to_nx(out)
-    end
+    # Nx.Block.LinAlg.Solve runs its default function: Nx's LU (the engine's
+    # LU computes Nx.LinAlg.LU's arithmetic), a permutation dot and two
+    # triangular solves, all engine kernels. Those give Nx's bits; LAPACK's
+    # gesv (getrf's reciprocal and fused updates) differs in the last bit.
 
     defp native(%Nx.Block.LinAlg.QR{mode: mode, eps: eps}, {q_out, r_out}, [t])
          when mode in [:reduced, :complete] do

@@ -404,6 +404,45 @@ if Code.ensure_loaded?(Nx) do
         # det = 4(30-9) - 1(6-6) + 2(3-10) = 70
         assert_in_delta Nx.to_number(Nx.LinAlg.determinant(a)), 70.0, 1.0e-3
       end
+
+      test "lu, solve, determinant and triangular_solve give Nx.BinaryBackend's bits" do
+        for {type, seed} <- [{{:f, 32}, 21}, {{:f, 64}, 22}], n <- [2, 4, 7] do
+          a = random({3, n, n}, type, seed + n)
+          b = random({3, n, 2}, type, seed + 2 * n)
+          {p, l, u} = Nx.LinAlg.lu(a)
+          {pe, le, ue} = Nx.LinAlg.lu(on_emlx(a))
+          assert Nx.to_binary(pe) == Nx.to_binary(p)
+          assert Nx.to_binary(le) == Nx.to_binary(l), "lu l #{inspect(type)} #{n}"
+          assert Nx.to_binary(ue) == Nx.to_binary(u), "lu u #{inspect(type)} #{n}"
+
+          # Substitution runs in f64 on both sides and rounds once, so f32
+          # results are Nx's bits; in f64 the summation orders differ
+          # (LAPACK's trsm against Nx's row dot products): 1e-12 relative.
+          lower = Nx.add(Nx.tril(a), Nx.multiply(Nx.eye(n, type: type), 4))
+
+          for {got, want, what} <- [
+                {Nx.LinAlg.solve(on_emlx(a), on_emlx(b)), Nx.LinAlg.solve(a, b), "solve"},
+                {Nx.LinAlg.triangular_solve(on_emlx(lower), on_emlx(b)),
+                 Nx.LinAlg.triangular_solve(lower, b), "triangular_solve"}
+              ] do
+            if type == {:f, 32} do
+              assert Nx.to_binary(got) == Nx.to_binary(want), "#{what} #{n}"
+            else
+              assert Nx.all_close(got, on_emlx(want), rtol: 1.0e-12, atol: 0) |> Nx.to_number() ==
+                       1,
+                     "#{what} f64 #{n}"
+            end
+          end
+
+          # determinant's product of the diagonal is f32 here, f64-accumulated
+          # in Nx.BinaryBackend: compared to 1 ulp
+          det = Nx.LinAlg.determinant(a) |> Nx.to_flat_list()
+          got = Nx.LinAlg.determinant(on_emlx(a)) |> Nx.to_flat_list()
+
+          for {g, w} <- Enum.zip(got, det),
+              do: assert_in_delta(g, w, abs(w) * 2.5e-7 + 1.0e-30)
+        end
+      end
     end
   end
 else
