@@ -1098,7 +1098,11 @@ defmodule EMLX do
   """
   @spec from_nx_binary(bitstring(), nx_packed_type(), shape(), device(), keyword()) ::
           tensor_ref()
-  def from_nx_binary(bits, type, shape, device, opts \\ []) when is_bitstring(bits) do
+  def from_nx_binary(bits, type, shape, device, opts \\ []) do
+    unless is_bitstring(bits),
+      do: raise(ArgumentError, "expected a bitstring of Nx data, got: #{inspect(bits)}")
+
+    opts = keyword!(opts)
     {name, _bits, default} = packed_info!(type)
     pad = rem(8 - rem(bit_size(bits), 8), 8)
     padded = <<bits::bitstring, 0::size(pad)>>
@@ -1126,6 +1130,7 @@ defmodule EMLX do
   """
   @spec to_nx_binary(tensor_ref(), nx_packed_type(), keyword()) :: bitstring()
   def to_nx_binary(tensor, type, opts \\ []) do
+    opts = keyword!(opts)
     {name, bits, _default} = packed_info!(type)
 
     flags =
@@ -1147,6 +1152,12 @@ defmodule EMLX do
     used = count * bits
     <<out::bitstring-size(used), _::bitstring>> = packed
     out
+  end
+
+  defp keyword!(opts) do
+    if Keyword.keyword?(opts),
+      do: opts,
+      else: raise(ArgumentError, "expected a keyword list of options, got: #{inspect(opts)}")
   end
 
   defp packed_info!(type) do

@@ -106,7 +106,15 @@ defmodule EMLX.RobustnessTest do
           EMLX.shm_unlink(segment)
         end
       rescue
-        EMLX.NIFError -> :ok
+        EMLX.NIFError ->
+          :ok
+
+        # The Nx type codecs name their types in Elixir: a term that is no
+        # such type is an ArgumentError, as Nx's own type checks raise.
+        e in ArgumentError ->
+          if name in [:from_nx_binary, :to_nx_binary, :nx_storage_type],
+            do: :ok,
+            else: reraise(e, __STACKTRACE__)
       end
 
       drain(pool)
