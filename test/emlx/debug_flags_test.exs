@@ -123,6 +123,16 @@ defmodule EMLX.DebugFlagsTest do
   IO.puts("DEBUG FLAGS OK")
   """
 
+  # A MIX_BUILD_PATH given to this run names one build directory for every
+  # MIX_ENV: the debug build gets its own, or it would recompile this run's
+  # modules under the running tests.
+  defp debug_build_path do
+    case System.get_env("MIX_BUILD_PATH") do
+      nil -> []
+      path -> [{"MIX_BUILD_PATH", Path.expand(path <> "_debug", @root)}]
+    end
+  end
+
   @tag :debug_flags_on
   @tag timeout: 600_000
   test "with the flags on (MIX_ENV=debug), the checks raise" do
@@ -135,7 +145,7 @@ defmodule EMLX.DebugFlagsTest do
       {output, status} =
         System.cmd("mix", ["run", script],
           cd: @root,
-          env: [{"MIX_ENV", "debug"}],
+          env: [{"MIX_ENV", "debug"} | debug_build_path()],
           stderr_to_stdout: true
         )
 

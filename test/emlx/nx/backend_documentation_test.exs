@@ -18,11 +18,13 @@ if Code.ensure_loaded?(Nx) and Version.match?(System.version(), ">= 1.15.0") do
     doctest_file("guides/backend_documentation/nx.md")
     doctest_file("guides/backend_documentation/nx_lin_alg.md")
 
+    # The Nx source tree as mix.exs finds it (NX_PATH, else deps/nx); the
+    # guides are not in the compiled app.
     nx_guide =
-      case Mix.Project.deps_paths()[:nx] do
-        nil -> nil
-        path -> Path.join(path, "guides/backend_documentation/convention.md")
-      end
+      [System.get_env("NX_PATH"), Path.expand("../../../deps/nx", __DIR__)]
+      |> Enum.reject(&is_nil/1)
+      |> Enum.map(&Path.join(&1, "guides/backend_documentation/convention.md"))
+      |> Enum.find(&File.exists?/1)
 
     if nx_guide && File.exists?(nx_guide) do
       doctest_file(nx_guide)
