@@ -7,7 +7,9 @@
  * Binaries over NIF_DIRTY_BYTES are converted on a dirty scheduler. */
 #include "emlx_nif.h"
 
-NIF_HANDLER(h_count_leading_zeros) { return nif_ok_tensor(c, emlx_count_leading_zeros(a[0].array)); }
+NIF_HANDLER(h_count_leading_zeros) {
+  return nif_ok_tensor(c, emlx_count_leading_zeros(a[0].array));
+}
 NIF_HANDLER(h_population_count) { return nif_ok_tensor(c, emlx_population_count(a[0].array)); }
 
 static bool shape_count(const nif_arg *shape, int64_t *count) {

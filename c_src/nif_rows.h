@@ -198,7 +198,7 @@
   X(device_available, "device_available", "d", 0, h_device_available)                              \
   X(engine_default_device, "engine_default_device", "", 0, h_engine_default_device)                \
   X(runtime_info, "runtime_info", "", 0, h_runtime_info)                                           \
-  X(nif_stats, "nif_stats", "", 0, h_nif_stats)                                                  \
+  X(nif_stats, "nif_stats", "", 0, h_nif_stats)                                                    \
   /* ---- bit counting and Nx's f8 / sub-byte types (nif_bits.c) ------------ */                   \
   X(count_leading_zeros, "count_leading_zeros", "t", 0, h_count_leading_zeros)                     \
   X(population_count, "population_count", "t", 0, h_population_count)                              \

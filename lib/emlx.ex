@@ -902,42 +902,6 @@ defmodule EMLX do
   @spec shm_unlink(String.t()) :: :ok
   def shm_unlink(name), do: unwrap!(EMLX.NIF.shm_unlink(name))
 
-  ## Nx
-
-  if Code.ensure_loaded?(Nx) do
-    @doc """
-    An `Nx.Tensor` on `EMLX.Backend` for an engine tensor, with the tensor's
-    shape and type (`:bool` becomes `{:u, 8}`, as Nx has no boolean type).
-    Defined when Nx is available.
-
-        iex> ref = EMLX.from_blob(<<1::32-native, 2::32-native>>, {2}, {:s, 32}, :cpu)
-        iex> EMLX.to_nx(ref) |> Nx.to_list()
-        [1, 2]
-    """
-    @spec to_nx(tensor_ref()) :: Nx.Tensor.t()
-    def to_nx({device, ref} = tensor) when is_tensor(device, ref), do: EMLX.Backend.to_nx(tensor)
-
-    def to_nx(other) do
-      raise EMLX.NIFError,
-            "to_nx: expected a tensor {device, reference}, got: #{inspect(other)}"
-    end
-
-    @doc """
-    The engine tensor of an `Nx.Tensor`; a tensor on another backend is
-    copied to `EMLX.Backend` first. Defined when Nx is available.
-
-        iex> ref = EMLX.from_nx(Nx.tensor([1.5, 2.5], backend: Nx.BinaryBackend))
-        iex> {EMLX.shape(ref), EMLX.scalar_type(ref)}
-        {{2}, {:f, 32}}
-    """
-    @spec from_nx(Nx.Tensor.t()) :: tensor_ref()
-    def from_nx(%Nx.Tensor{} = tensor), do: EMLX.Backend.from_nx(tensor)
-
-    def from_nx(other) do
-      raise EMLX.NIFError, "from_nx: expected an Nx.Tensor, got: #{inspect(other)}"
-    end
-  end
-
   ## Memory
 
   @doc """
@@ -1075,7 +1039,7 @@ defmodule EMLX do
       {:s, 8}
   """
   @spec nx_storage_type(nx_packed_type()) :: {atom(), pos_integer()}
-  def nx_storage_type(type), do: type |> packed_info!() |> elem(2)
+  def nx_storage_type(type), do: type |> packed_info!(:nx_storage_type) |> elem(2)
 
   @doc """
   Decodes `bits`, an Nx binary of `shape` in the packed `type` (a bitstring
@@ -1099,16 +1063,46 @@ defmodule EMLX do
   @spec from_nx_binary(bitstring(), nx_packed_type(), shape(), device(), keyword()) ::
           tensor_ref()
   def from_nx_binary(bits, type, shape, device, opts \\ []) do
-    unless is_bitstring(bits),
-      do: raise(ArgumentError, "expected a bitstring of Nx data, got: #{inspect(bits)}")
-
-    opts = keyword!(opts)
-    {name, _bits, default} = packed_info!(type)
-    pad = rem(8 - rem(bit_size(bits), 8), 8)
-    padded = <<bits::bitstring, 0::size(pad)>>
-    storage = Keyword.get(opts, :type, default)
-    unwrap!(EMLX.NIF.from_nx_blob(padded, shape, name, storage, __device__(device)))
+    {name, _bits, default} = packed_info!(type, :from_nx_binary)
+    storage = option!(opts, :type, default, :from_nx_binary)
+    from_nx_blob(pad_to_bytes(bits), shape, name, storage, device)
   end
+
+  @doc """
+  The low-level form of `from_nx_binary/5`: decodes `blob`, Nx's packed
+  bytes (whole bytes: a sub-byte bitstring padded with zero bits) of `shape`
+  in the packed type named `nx_type` (`"f8"`, `"f8_e4m3fn"`, `"s2"`, `"s4"`,
+  `"u2"`, `"u4"`), into a tensor of `type` on `device`.
+
+      iex> EMLX.from_nx_blob(<<0x3C>>, {1}, "f8", {:f, 32}, :cpu) |> EMLX.to_blob()
+      <<1.0::float-32-native>>
+  """
+  @spec from_nx_blob(binary(), shape(), String.t(), type(), device()) :: tensor_ref()
+  def from_nx_blob(blob, shape, nx_type, type, device) do
+    unwrap!(EMLX.NIF.from_nx_blob(blob, shape, nx_type, type, __device__(device)))
+  end
+
+  @doc """
+  The low-level encoder behind `to_nx_binary/3`: `blob` holds row-major
+  elements of `type` (as `to_blob/1` returns them); the result is Nx's
+  packed bytes for the type named `nx_type` (see `from_nx_blob/5`), whole
+  bytes (a sub-byte result is padded with zero bits). `flags` is 0, or 1 to
+  write E4M3FN -0.0 as 0x00.
+
+      iex> EMLX.nx_encode(<<1.0::float-32-native, -2.0::float-32-native>>, {:f, 32}, "f8_e4m3fn", 0)
+      <<0x38, 0xC0>>
+  """
+  @spec nx_encode(binary(), type(), String.t(), non_neg_integer()) :: binary()
+  def nx_encode(blob, type, nx_type, flags) do
+    unwrap!(EMLX.NIF.nx_encode(blob, type, nx_type, flags))
+  end
+
+  defp pad_to_bytes(bits) when is_bitstring(bits) do
+    pad = rem(8 - rem(bit_size(bits), 8), 8)
+    <<bits::bitstring, 0::size(pad)>>
+  end
+
+  defp pad_to_bytes(other), do: other
 
   @doc """
   Encodes the tensor's elements (row-major) as an Nx binary of the packed
@@ -1130,11 +1124,10 @@ defmodule EMLX do
   """
   @spec to_nx_binary(tensor_ref(), nx_packed_type(), keyword()) :: bitstring()
   def to_nx_binary(tensor, type, opts \\ []) do
-    opts = keyword!(opts)
-    {name, bits, _default} = packed_info!(type)
+    {name, bits, _default} = packed_info!(type, :to_nx_binary)
 
     flags =
-      case Keyword.get(opts, :negative_zero, :signed) do
+      case option!(opts, :negative_zero, :signed, :to_nx_binary) do
         :signed ->
           0
 
@@ -1142,34 +1135,35 @@ defmodule EMLX do
           1
 
         other ->
-          raise ArgumentError,
-                "expected :negative_zero to be :signed or :positive, got: #{inspect(other)}"
+          raise EMLX.NIFError,
+                "to_nx_binary: expected :negative_zero to be :signed or :positive, got: " <>
+                  inspect(other)
       end
 
     blob = to_blob(tensor)
-    packed = unwrap!(EMLX.NIF.nx_encode(blob, scalar_type(tensor), name, flags))
-    count = tensor |> shape() |> Tuple.to_list() |> Enum.product()
-    used = count * bits
+    packed = nx_encode(blob, scalar_type(tensor), name, flags)
+    used = (tensor |> shape() |> Tuple.to_list() |> Enum.product()) * bits
     <<out::bitstring-size(used), _::bitstring>> = packed
     out
   end
 
-  defp keyword!(opts) do
-    if Keyword.keyword?(opts),
-      do: opts,
-      else: raise(ArgumentError, "expected a keyword list of options, got: #{inspect(opts)}")
-  end
-
-  defp packed_info!(type) do
+  defp packed_info!(type, fun) do
     case @packed_types do
       %{^type => info} ->
         info
 
       _ ->
-        raise ArgumentError,
-              "expected an Nx f8 or sub-byte type ({:f, 8}, {:f8_e4m3fn, 8}, {:s, 2}, " <>
-                "{:s, 4}, {:u, 2}, {:u, 4}), got: #{inspect(type)}"
+        raise EMLX.NIFError,
+              "#{fun}: expected an Nx f8 or sub-byte type ({:f, 8}, {:f8_e4m3fn, 8}, " <>
+                "{:s, 2}, {:s, 4}, {:u, 2}, {:u, 4}), got: #{inspect(type)}"
     end
+  end
+
+  defp option!(opts, key, default, fun) do
+    if Keyword.keyword?(opts),
+      do: Keyword.get(opts, key, default),
+      else:
+        raise(EMLX.NIFError, "#{fun}: expected a keyword list of options, got: #{inspect(opts)}")
   end
 
   ## Devices and queues

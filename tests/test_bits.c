@@ -68,8 +68,8 @@ static void check_op(const char *what, bit_op op, bool clz, emlx_array *a, const
       }
     }
     CHECK_MSG(bad == 0, "%s %s %s: %lld of %lld wrong (first at %lld, input 0x%llx)", what,
-              clz ? "clz" : "popcount", tu_dname(d), (long long)bad, (long long)n,
-              (long long)first, first >= 0 ? (unsigned long long)(in[first] & mask) : 0ull);
+              clz ? "clz" : "popcount", tu_dname(d), (long long)bad, (long long)n, (long long)first,
+              first >= 0 ? (unsigned long long)(in[first] & mask) : 0ull);
   }
   free(raw);
   emlx_release(r);
@@ -87,9 +87,9 @@ static int64_t edge_values(int bits, uint64_t *out, int64_t n, tu_rng *rng) {
   int64_t k = 0;
   out[k++] = 0;
   out[k++] = 1;
-  out[k++] = mask;                        /* -1 */
-  out[k++] = 1ull << (bits - 1);          /* signed min */
-  out[k++] = mask >> 1;                   /* signed max */
+  out[k++] = mask;               /* -1 */
+  out[k++] = 1ull << (bits - 1); /* signed min */
+  out[k++] = mask >> 1;          /* signed max */
   for (int b = 0; b < bits; b++) {
     out[k++] = 1ull << b;
     out[k++] = (1ull << b) - 1;
@@ -252,9 +252,52 @@ static void test_fused(void) {
   free(vb);
 }
 
+/* A compiled program: clz(popcount(x) ^ x) replayed on two inputs. */
+static int trace_bits(void *ctx, emlx_array *const *in, size_t nin, emlx_array **out, size_t nout) {
+  (void)ctx;
+  (void)nin;
+  (void)nout;
+  emlx_array *p = emlx_population_count(in[0]), *x = emlx_bitwise_xor(p, in[0]);
+  out[0] = emlx_count_leading_zeros(x);
+  emlx_release(x);
+  emlx_release(p);
+  return out[0] ? 0 : -1;
+}
+
+static void test_compiled(void) {
+  int64_t n = 777;
+  emlx_template tpl = {EMLX_INT16, 1, &n};
+  emlx_program *prog = emlx_compile(trace_bits, NULL, &tpl, 1, 1);
+  if (!CHECK_NOT_NULL(prog))
+    return;
+  tu_rng rng = {5};
+  for (int run = 0; run < 2; run++) {
+    uint64_t *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+      v[i] = tu_next(&rng) >> (tu_next(&rng) % 64);
+    emlx_array *a = from_bits(EMLX_INT16, v, &n, 1), *r = NULL;
+    CHECK_OK(emlx_program_run(prog, &a, 1, &r, 1));
+    unsigned char *raw = r ? tu_read_raw(r) : NULL;
+    if (raw) {
+      int64_t bad = 0;
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t x = v[i] & 0xFFFF;
+        uint64_t want = ref_clz((ref_pop(x, 16) ^ x) & 0xFFFF, 16);
+        bad += get_bits(raw + 2 * i, 2) != want;
+      }
+      CHECK_MSG(bad == 0, "compiled clz(popcount(x) ^ x), run %d: %lld wrong", run, (long long)bad);
+    }
+    free(raw);
+    emlx_release(r);
+    emlx_release(a);
+    free(v);
+  }
+  emlx_program_release(prog);
+}
+
 static void test_errors(void) {
-  const emlx_dtype bad[] = {EMLX_BOOL, EMLX_FLOAT16, EMLX_BFLOAT16, EMLX_FLOAT32, EMLX_FLOAT64,
-                            EMLX_COMPLEX64};
+  const emlx_dtype bad[] = {EMLX_BOOL,    EMLX_FLOAT16, EMLX_BFLOAT16,
+                            EMLX_FLOAT32, EMLX_FLOAT64, EMLX_COMPLEX64};
   for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
     int64_t n = 3;
     double v[3] = {0, 1, 2};
@@ -282,6 +325,7 @@ int main(void) {
   test_nx_examples();
   test_layouts();
   test_fused();
+  test_compiled();
   test_errors();
   return tu_finish();
 }

@@ -52,8 +52,8 @@ static void test_f8_encode_golden(void) {
     emlx_nx_type type = t ? EMLX_NX_F8_E4M3FN : EMLX_NX_F8_E5M2;
     /* f64 source, with Nx-on-this-OTP's treatment of -0.0 */
     unsigned flags = nx_f8_golden[0].e4m3fn == 0 ? EMLX_NX_NEG_ZERO_POSITIVE : 0;
-    CHECK_OK(emlx_nx_encode(type, EMLX_FLOAT64, x, (size_t)NGOLD * 8, NGOLD, out, (size_t)NGOLD,
-                            flags));
+    CHECK_OK(
+        emlx_nx_encode(type, EMLX_FLOAT64, x, (size_t)NGOLD * 8, NGOLD, out, (size_t)NGOLD, flags));
     int64_t bad = 0, first = -1;
     for (int64_t i = 0; i < NGOLD; i++) {
       unsigned want = t ? nx_f8_golden[i].e4m3fn : nx_f8_golden[i].e5m2;
@@ -97,8 +97,8 @@ static void test_f8_encode_golden(void) {
   unsigned char o;
   CHECK_OK(emlx_nx_encode(EMLX_NX_F8_E4M3FN, EMLX_FLOAT64, &nz, 8, 1, &o, 1, 0));
   CHECK_EQ_I64(o, 0x80);
-  CHECK_OK(emlx_nx_encode(EMLX_NX_F8_E4M3FN, EMLX_FLOAT64, &nz, 8, 1, &o, 1,
-                          EMLX_NX_NEG_ZERO_POSITIVE));
+  CHECK_OK(
+      emlx_nx_encode(EMLX_NX_F8_E4M3FN, EMLX_FLOAT64, &nz, 8, 1, &o, 1, EMLX_NX_NEG_ZERO_POSITIVE));
   CHECK_EQ_I64(o, 0x00);
   CHECK_OK(emlx_nx_encode(EMLX_NX_F8_E5M2, EMLX_FLOAT64, &nz, 8, 1, &o, 1, 0));
   CHECK_EQ_I64(o, 0x80);
@@ -188,8 +188,8 @@ static void test_f8_arrays(void) {
         continue;
       CHECK(emlx_array_dtype(a) == d && emlx_ndim(a) == 2);
       CHECK_OK(emlx_to_nx_blob(a, type, back, 256, 0));
-      CHECK_MSG(memcmp(back, codes, 256) == 0, "%s array round trip (%s)",
-                emlx_nx_type_name(type), emlx_dtype_name(d));
+      CHECK_MSG(memcmp(back, codes, 256) == 0, "%s array round trip (%s)", emlx_nx_type_name(type),
+                emlx_dtype_name(d));
       /* a transpose moves every code, NaN codes included */
       int axes[2] = {1, 0};
       emlx_array *tr = emlx_transpose(a, axes, 2);
@@ -356,7 +356,8 @@ static void test_errors(void) {
   CHECK_FAILS(emlx_to_nx_blob(a, EMLX_NX_F8_E5M2, b, 3, 0));
   CHECK_FAILS(emlx_to_nx_blob(a, EMLX_NX_S4, b, 2, 0)); /* a float array into s4 */
   emlx_release(a);
-  emlx_array *empty = emlx_from_nx_blob(NULL, 0, EMLX_NX_S4, (int64_t[]){0}, 1, EMLX_INT8, EMLX_CPU);
+  emlx_array *empty =
+      emlx_from_nx_blob(NULL, 0, EMLX_NX_S4, (int64_t[]){0}, 1, EMLX_INT8, EMLX_CPU);
   CHECK(empty && emlx_size(empty) == 0);
   emlx_release(empty);
 }

@@ -76,9 +76,8 @@ EMLX_API int emlx_nx_decode(emlx_nx_type type, const void *src, size_t src_bytes
                             emlx_dtype dtype, void *dst, size_t dst_bytes);
 /* count elements of dtype from src (src_bytes == count * its size) into the
  * packed buffer dst (dst_bytes == emlx_nx_type_nbytes). */
-EMLX_API int emlx_nx_encode(emlx_nx_type type, emlx_dtype dtype, const void *src,
-                            size_t src_bytes, int64_t count, void *dst, size_t dst_bytes,
-                            unsigned flags);
+EMLX_API int emlx_nx_encode(emlx_nx_type type, emlx_dtype dtype, const void *src, size_t src_bytes,
+                            int64_t count, void *dst, size_t dst_bytes, unsigned flags);
 
 /* A new array of shape and dtype holding the decoded packed buffer. */
 EMLX_API emlx_array *emlx_from_nx_blob(const void *src, size_t nbytes, emlx_nx_type type,

@@ -82,7 +82,7 @@ static uint16_t f64_to_f16(double x) {
   if (a < 0x1p-14) /* subnormal (or zero): units of 2^-24; 1024 is the first normal */
     return sign | (uint16_t)rint(a * 0x1p24);
   int e;
-  frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
+  frexp(a, &e);                      /* a = f * 2^e, f in [0.5, 1) */
   double q = rint(ldexp(a, 11 - e)); /* 11 significant bits, [1024, 2048] */
   int exp = e - 1 + 15;
   if (q >= 2048.0) {
@@ -290,8 +290,8 @@ static int check_buffers(const char *op, emlx_nx_type t, emlx_dtype d, int64_t c
 
 /* ---- the conversions ----------------------------------------------------------------- */
 
-int emlx_nx_decode(emlx_nx_type t, const void *src, size_t src_bytes, int64_t count,
-                   emlx_dtype d, void *dst, size_t dst_bytes) {
+int emlx_nx_decode(emlx_nx_type t, const void *src, size_t src_bytes, int64_t count, emlx_dtype d,
+                   void *dst, size_t dst_bytes) {
   if (check_buffers("nx_decode", t, d, count, src, src_bytes, dst, dst_bytes) != 0)
     return -1;
   const unsigned char *s = (const unsigned char *)src;

@@ -151,7 +151,7 @@ defmodule EMLX.BitsTest do
       assert EMLX.to_nx_binary(t, {:f8_e4m3fn, 8}) == <<0x80>>
       assert EMLX.to_nx_binary(t, {:f8_e4m3fn, 8}, negative_zero: :positive) == <<0x00>>
 
-      assert_raise ArgumentError, ~r/negative_zero/, fn ->
+      assert_raise EMLX.NIFError, ~r/negative_zero/, fn ->
         EMLX.to_nx_binary(t, {:f8_e4m3fn, 8}, negative_zero: :maybe)
       end
     end
@@ -202,11 +202,11 @@ defmodule EMLX.BitsTest do
 
   describe "bad input" do
     test "unknown types, wrong sizes, wrong storage" do
-      assert_raise ArgumentError, ~r/f8 or sub-byte/, fn ->
+      assert_raise EMLX.NIFError, ~r/f8 or sub-byte/, fn ->
         EMLX.from_nx_binary(<<0>>, {:f, 16}, {1}, :cpu)
       end
 
-      assert_raise ArgumentError, ~r/f8 or sub-byte/, fn ->
+      assert_raise EMLX.NIFError, ~r/f8 or sub-byte/, fn ->
         EMLX.to_nx_binary(tensor([1], {1}, {:s, 8}), {:s, 3})
       end
 

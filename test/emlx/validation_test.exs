@@ -220,10 +220,7 @@ defmodule EMLX.ValidationTest do
       :device_available,
       :engine_default_device,
       :runtime_info,
-      :nif_stats,
-      # wrapped by EMLX.from_nx_binary/5 and EMLX.to_nx_binary/3
-      :from_nx_blob,
-      :nx_encode
+      :nif_stats
     ]
 
     for {name, sig} <- EMLX.NIF.__rows__(), name not in internal do

@@ -1,11 +1,12 @@
 /* bits.c — the bit-counting family's CPU side: which table of loops runs
  * (bits.h) and the resolver that the elementwise kernel and the fused
  * interpreter share, so fused and unfused results are the same loop's. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "bits.h"
 
-static bool has_bit_extensions(void) {
+static bool probe_bit_extensions(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512vpopcntdq") && __builtin_cpu_supports("avx512bitalg") &&
@@ -13,6 +14,17 @@ static bool has_bit_extensions(void) {
 #else
   return false;
 #endif
+}
+
+/* Asked once (racing first callers compute the same answer). */
+static bool has_bit_extensions(void) {
+  static _Atomic int known; /* 0 unknown, 1 no, 2 yes */
+  int k = atomic_load_explicit(&known, memory_order_relaxed);
+  if (!k) {
+    k = probe_bit_extensions() ? 2 : 1;
+    atomic_store_explicit(&known, k, memory_order_relaxed);
+  }
+  return k == 2;
 }
 
 const emlx_cpu_bits_table *emlx_cpu_bits_get(void) {

@@ -10,7 +10,8 @@
 #define BITS_NO_TABLE
 #include "bits_body.h"
 
-#define VTARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx512bitalg,avx512cd")))
+#define VTARGET                                                                                    \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq,avx512bitalg,avx512cd")))
 
 static inline uint64_t tail_mask(int64_t k) { return k >= 64 ? ~0ull : (1ull << k) - 1; }
 
