@@ -405,6 +405,33 @@ if Code.ensure_loaded?(Nx) do
         assert_in_delta Nx.to_number(Nx.LinAlg.determinant(a)), 70.0, 1.0e-3
       end
 
+      test "qr has Nx's signs: tall, square and wide, reduced and complete" do
+        for {shape, seed} <- [{{5, 3}, 31}, {{4, 4}, 32}, {{3, 5}, 33}, {{2, 6, 6}, 34}],
+            mode <- [:reduced, :complete] do
+          a = random(shape, {:f, 32}, seed)
+          {q, r} = Nx.LinAlg.qr(a, mode: mode)
+          {qe, re} = Nx.LinAlg.qr(on_emlx(a), mode: mode)
+          {m, n} = {elem(shape, tuple_size(shape) - 2), elem(shape, tuple_size(shape) - 1)}
+          k = min(m, n)
+          what = "#{inspect(shape)} #{mode}"
+          # the columns that define A = QR: the first k of Q, the first k rows of R
+          q_k = &Nx.slice_along_axis(&1, 0, k, axis: -1)
+          r_k = &Nx.slice_along_axis(&1, 0, k, axis: -2)
+
+          assert Nx.all_close(q_k.(qe), on_emlx(q_k.(q)), atol: 1.0e-5) |> Nx.to_number() == 1,
+                 "q " <> what
+
+          assert Nx.all_close(r_k.(re), on_emlx(r_k.(r)), atol: 1.0e-4) |> Nx.to_number() == 1,
+                 "r " <> what
+        end
+
+        # an upper triangular input is not reflected: Q = I, R = A, by Nx too
+        t = Nx.tensor([[-3.0, 2.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, -1.0]])
+        {q, r} = Nx.LinAlg.qr(on_emlx(t))
+        assert Nx.to_flat_list(q) == Nx.to_flat_list(Nx.eye(3))
+        assert Nx.to_flat_list(r) == Nx.to_flat_list(t)
+      end
+
       test "lu, solve, determinant and triangular_solve give Nx.BinaryBackend's bits" do
         for {type, seed} <- [{{:f, 32}, 21}, {{:f, 64}, 22}], n <- [2, 4, 7] do
           a = random({3, n, n}, type, seed + n)
