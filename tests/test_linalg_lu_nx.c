@@ -4,7 +4,8 @@
  * whole-row swaps, division by the pivot, trailing update with the product
  * and the difference each rounded), for f32 and f64, square, tall and wide,
  * batched, with ties between pivot candidates, a zero pivot column and
- * integer-valued matrices; and lu_factor gives the same factors. A getrf-
+ * integer-valued matrices, one panel and several (the kernel works by
+ * panels of 32 columns); and lu_factor gives the same factors. A getrf-
  * style reciprocal or fused update differs from it in the last bit. */
 #include "test_util.h"
 
@@ -124,8 +125,20 @@ static void check_case(emlx_dtype dt, int nbatch, int m, int n, int kind, uint64
 
 int main(void) {
   static const emlx_dtype dts[] = {EMLX_FLOAT32, EMLX_FLOAT64};
-  static const int dims[][2] = {{1, 1},   {2, 2},   {3, 3}, {4, 4}, {7, 7},
-                                {33, 33}, {64, 64}, {6, 4}, {4, 6}, {50, 17}};
+  static const int dims[][2] = {{1, 1},
+                                {2, 2},
+                                {3, 3},
+                                {4, 4},
+                                {7, 7},
+                                {33, 33},
+                                {64, 64},
+                                {6, 4},
+                                {4, 6},
+                                {50, 17},
+                                /* several 32-column panels, tall and wide */
+                                {100, 100},
+                                {130, 70},
+                                {70, 130}};
   uint64_t seed = 11;
   for (size_t d = 0; d < 2; d++)
     for (size_t s = 0; s < sizeof dims / sizeof dims[0]; s++)

@@ -82,43 +82,75 @@ int emlx_cpu_cholesky(const emlx_node *node, emlx_array *const *in, emlx_array *
 
 /* Real LU as Nx's (Nx.LinAlg.LU, which Nx.BinaryBackend runs, so Nx's
  * results are its bits): right-looking elimination with partial pivoting
- * on the column-major m x n matrix f. Step k takes the first row i >= k of
- * largest |f[i][k]| as the pivot and swaps whole rows, divides the column
+ * on the column-major m x n matrix f. Step c takes the first row i >= c of
+ * largest |f[i][c]| as the pivot and swaps whole rows, divides the column
  * below the pivot by it (unless it is 0), then updates the trailing block
  * a[i][j] = a[i][j] - l[i] * u[j] with the product and the difference each
  * rounded (no fused multiply-add; -std=c11 keeps GCC from contracting, and
- * the product is its own statement). getrf's multiplies by the reciprocal
- * and fuses, so its factors differ from Nx's in the last bit. Writes
- * getrf's layout: L below the diagonal (unit diagonal implied), U on and
- * above, ipiv 1-based. */
+ * the product is its own statement). getrf multiplies by the reciprocal and
+ * fuses, so its factors differ from Nx's in the last bit. Writes getrf's
+ * layout: L below the diagonal (unit diagonal implied), U on and above, ipiv
+ * 1-based.
+ *
+ * The same arithmetic is scheduled by panels of NX_LU_NB columns (left-
+ * looking): a panel first takes the row swaps of the earlier steps, then
+ * their updates in step order, then is factored with updates inside it.
+ * Every element sees the same operations on the same operands in the same
+ * order as in the one-step-at-a-time schedule (a swap moves a row's L
+ * entries with its data, and rows above a step are never swapped again),
+ * so the bits are the same; the panel stays in cache while the L columns
+ * stream past it once. */
+#define NX_LU_NB 32
 #define NX_GETRF(NAME, T, ABS)                                                                     \
   static void NAME(int m, int n, T *f, int *ipiv) {                                                \
     int k = m < n ? m : n;                                                                         \
-    for (int c = 0; c < k; c++) {                                                                  \
-      T *col = f + (size_t)c * (size_t)m;                                                          \
-      int piv = c;                                                                                 \
-      T best = ABS(col[c]);                                                                        \
-      for (int i = c + 1; i < m; i++)                                                              \
-        if (ABS(col[i]) > best) {                                                                  \
-          best = ABS(col[i]);                                                                      \
-          piv = i;                                                                                 \
+    for (int j0 = 0; j0 < n; j0 += NX_LU_NB) {                                                     \
+      int j1 = j0 + NX_LU_NB < n ? j0 + NX_LU_NB : n, done = j0 < k ? j0 : k;                      \
+      for (int c = 0; c < done; c++) {                                                             \
+        int p = ipiv[c] - 1;                                                                       \
+        if (p != c)                                                                                \
+          for (int j = j0; j < j1; j++) {                                                          \
+            T *cj = f + (size_t)j * (size_t)m, t = cj[c];                                          \
+            cj[c] = cj[p];                                                                         \
+            cj[p] = t;                                                                             \
+          }                                                                                        \
+      }                                                                                            \
+      for (int c = 0; c < done; c++) {                                                             \
+        const T *col = f + (size_t)c * (size_t)m;                                                  \
+        for (int j = j0; j < j1; j++) {                                                            \
+          T *cj = f + (size_t)j * (size_t)m, u = cj[c];                                            \
+          for (int i = c + 1; i < m; i++) {                                                        \
+            T prod = col[i] * u;                                                                   \
+            cj[i] = cj[i] - prod;                                                                  \
+          }                                                                                        \
         }                                                                                          \
-      ipiv[c] = piv + 1;                                                                           \
-      if (piv != c)                                                                                \
-        for (int j = 0; j < n; j++) {                                                              \
-          T *cj = f + (size_t)j * (size_t)m, t = cj[c];                                            \
-          cj[c] = cj[piv];                                                                         \
-          cj[piv] = t;                                                                             \
-        }                                                                                          \
-      T d = col[c];                                                                                \
-      if (d != 0)                                                                                  \
+      }                                                                                            \
+      for (int c = j0; c < j1 && c < k; c++) {                                                     \
+        T *col = f + (size_t)c * (size_t)m;                                                        \
+        int piv = c;                                                                               \
+        T best = ABS(col[c]);                                                                      \
         for (int i = c + 1; i < m; i++)                                                            \
-          col[i] = col[i] / d;                                                                     \
-      for (int j = c + 1; j < n; j++) {                                                            \
-        T *cj = f + (size_t)j * (size_t)m, u = cj[c];                                              \
-        for (int i = c + 1; i < m; i++) {                                                          \
-          T prod = col[i] * u;                                                                     \
-          cj[i] = cj[i] - prod;                                                                    \
+          if (ABS(col[i]) > best) {                                                                \
+            best = ABS(col[i]);                                                                    \
+            piv = i;                                                                               \
+          }                                                                                        \
+        ipiv[c] = piv + 1;                                                                         \
+        if (piv != c)                                                                              \
+          for (int j = 0; j < j1; j++) {                                                           \
+            T *cj = f + (size_t)j * (size_t)m, t = cj[c];                                          \
+            cj[c] = cj[piv];                                                                       \
+            cj[piv] = t;                                                                           \
+          }                                                                                        \
+        T d = col[c];                                                                              \
+        if (d != 0)                                                                                \
+          for (int i = c + 1; i < m; i++)                                                          \
+            col[i] = col[i] / d;                                                                   \
+        for (int j = c + 1; j < j1; j++) {                                                         \
+          T *cj = f + (size_t)j * (size_t)m, u = cj[c];                                            \
+          for (int i = c + 1; i < m; i++) {                                                        \
+            T prod = col[i] * u;                                                                   \
+            cj[i] = cj[i] - prod;                                                                  \
+          }                                                                                        \
         }                                                                                          \
       }                                                                                            \
     }                                                                                              \
