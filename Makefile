@@ -64,10 +64,25 @@ test-c: build
 # list. mix's compiler (Mix.Tasks.Compile.EmlxNif in mix.exs) builds the NIF
 # against the engine in EMLX_CMAKE_BUILD_DIR: pointing it at $(BUILD_DIR)
 # reuses the Release build test-c just made instead of building a third one.
+#
+# Nx conformance (test/emlx/nx/: EMLX.Backend's tests and Nx's own doctests
+# with EMLX.Backend as the default backend) runs when an Nx tree is there:
+# NX_PATH (mix.exs then depends on it; put an Elixir new enough for that Nx
+# first on PATH) or deps/nx. Its build goes to NX_MIX_BUILD_PATH so it does
+# not clash with the build without Nx. Without one, it is left out and says so.
+NX_MIX_BUILD_PATH ?= _build/nx
 test-elixir: test-c
 ifneq ($(wildcard mix.exs),)
 	@bash scripts/deps.sh --elixir
-	EMLX_CMAKE_BUILD_DIR=$(abspath $(BUILD_DIR)) mix test
+	@if [ -n "$(NX_PATH)" ] || [ -d deps/nx ]; then \
+	  echo "make test: Nx tree found ($${NX_PATH:-deps/nx}): running the suite with the Nx conformance tests"; \
+	  echo "EMLX_CMAKE_BUILD_DIR=$(abspath $(BUILD_DIR)) MIX_BUILD_PATH=$(NX_MIX_BUILD_PATH) mix test"; \
+	  EMLX_CMAKE_BUILD_DIR=$(abspath $(BUILD_DIR)) MIX_BUILD_PATH=$(NX_MIX_BUILD_PATH) mix test; \
+	else \
+	  echo "make test: no Nx tree (NX_PATH unset, no deps/nx): the Nx conformance tests (test/emlx/nx) are left out"; \
+	  echo "EMLX_CMAKE_BUILD_DIR=$(abspath $(BUILD_DIR)) mix test"; \
+	  EMLX_CMAKE_BUILD_DIR=$(abspath $(BUILD_DIR)) mix test; \
+	fi
 else
 	@echo "make test: no mix.exs, so no Elixir tests to run"
 endif

@@ -56,6 +56,7 @@
   X(cosh, "cosh", "t", 0, h_cosh)                                                                  \
   X(erf, "erf", "t", 0, h_erf)                                                                     \
   X(erf_inv, "erf_inv", "t", 0, h_erf_inv)                                                         \
+  X(erfc, "erfc", "t", 0, h_erfc)                                                                  \
   X(expm1, "expm1", "t", 0, h_expm1)                                                               \
   X(floor, "floor", "t", 0, h_floor)                                                               \
   X(imag, "imag", "t", 0, h_imag)                                                                  \

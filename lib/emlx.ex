@@ -165,6 +165,10 @@ defmodule EMLX do
     doc:
       "Elementwise inverse error function (`erf_inv(1)` is infinity, outside [-1, 1] NaN); integer inputs give `{:f, 32}`."
 
+  deftensor erfc(tensor),
+    doc:
+      "Elementwise complementary error function `1 - erf(a)`, accurate where erf is near 1; integer inputs give `{:f, 32}`."
+
   deftensor expm1(tensor),
     doc: "Elementwise `e^a - 1`, accurate near 0; integer inputs give `{:f, 32}`."
 

@@ -88,6 +88,8 @@ EMLX_API emlx_array *emlx_acosh(emlx_array *a);
 EMLX_API emlx_array *emlx_atanh(emlx_array *a);
 EMLX_API emlx_array *emlx_erf(emlx_array *a);
 EMLX_API emlx_array *emlx_erf_inv(emlx_array *a);
+/* 1 - erf(a), without the cancellation for large a. */
+EMLX_API emlx_array *emlx_erfc(emlx_array *a);
 EMLX_API emlx_array *emlx_sigmoid(emlx_array *a);
 
 /* ---- unary: predicates (bool output) -------------------------------------

@@ -34,6 +34,7 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_COSH] = {"cosh", 1, EMLX_CLASS_UNARY},
     [EMLX_PRIM_ERF] = {"erf", 1, EMLX_CLASS_UNARY},
     [EMLX_PRIM_ERF_INV] = {"erf_inv", 1, EMLX_CLASS_UNARY},
+    [EMLX_PRIM_ERFC] = {"erfc", 1, EMLX_CLASS_UNARY},
     [EMLX_PRIM_EXPM1] = {"expm1", 1, EMLX_CLASS_UNARY},
     [EMLX_PRIM_FLOOR] = {"floor", 1, EMLX_CLASS_UNARY},
     [EMLX_PRIM_IMAG] = {"imag", 1, EMLX_CLASS_UNARY},

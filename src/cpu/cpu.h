@@ -61,6 +61,9 @@ int emlx_cpu_core_ew_resolve(emlx_prim prim, const emlx_dtype *in, int nin, emlx
                              emlx_cpu_ew_loop *loop);
 int emlx_cpu_math_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
                              const emlx_dtype *in, int nin, emlx_dtype out, emlx_cpu_ew_loop *loop);
+/* The libm loop of a transcendental unary prim on float64 (math_libm.c), or
+ * NULL for the others. */
+emlx_cpu_unary_loop emlx_cpu_libm_f64_loop(emlx_prim prim);
 
 /* ---- strided iteration ---------------------------------------------------- */
 /* Up to three inputs of any strides over a row-major output. init drops

@@ -123,13 +123,13 @@ defmodule EMLX.DebugFlagsTest do
   IO.puts("DEBUG FLAGS OK")
   """
 
-  # MIX_BUILD_PATH, when set, names one build directory for every MIX_ENV: the
-  # child gets a directory of its own, or its debug build would replace the
-  # test build this suite runs from.
-  defp child_build_path do
+  # A MIX_BUILD_PATH given to this run names one build directory for every
+  # MIX_ENV: the debug build gets its own, or it would recompile this run's
+  # modules under the running tests.
+  defp debug_build_path do
     case System.get_env("MIX_BUILD_PATH") do
       nil -> []
-      path -> [{"MIX_BUILD_PATH", path <> "_debug"}]
+      path -> [{"MIX_BUILD_PATH", Path.expand(path <> "_debug", @root)}]
     end
   end
 
@@ -145,7 +145,7 @@ defmodule EMLX.DebugFlagsTest do
       {output, status} =
         System.cmd("mix", ["run", script],
           cd: @root,
-          env: [{"MIX_ENV", "debug"} | child_build_path()],
+          env: [{"MIX_ENV", "debug"} | debug_build_path()],
           stderr_to_stdout: true
         )
 

@@ -9,7 +9,7 @@
  *
  * Tolerances (ulp of the correctly rounded f32 result): sqrt, abs, floor,
  * ceil, round, sign exact; rsqrt 1; SLEEF functions (log, log1p, expm1,
- * trig, inverse trig, hyperbolic, erf) 2; our tanh 2, erf_inv 2,
+ * trig, inverse trig, hyperbolic, erf, erfc) 2; our tanh 2, erf_inv 2,
  * sigmoid 3. f64: 4 ulp. f16/bf16: 1 ulp of the correctly rounded result.
  * Integers exact. CTest runs the program at every ISA level
  * (EMLX_ISA). */
@@ -36,6 +36,7 @@ static double r_asinh(double x) { return asinh(x); }
 static double r_acosh(double x) { return acosh(x); }
 static double r_atanh(double x) { return atanh(x); }
 static double r_erf(double x) { return erf(x); }
+static double r_erfc(double x) { return erfc(x); }
 static double r_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double r_abs(double x) { return fabs(x); }
 static double r_floor(double x) { return floor(x); }
@@ -90,6 +91,7 @@ static const fcase fcases[] = {
     {"acosh", emlx_acosh, r_acosh, 1, 100, 2, false},
     {"atanh", emlx_atanh, r_atanh, -0.99, 0.99, 2, false},
     {"erf", emlx_erf, r_erf, -4, 4, 2, false},
+    {"erfc", emlx_erfc, r_erfc, -4, 9, 2, false},
     {"erf_inv", emlx_erf_inv, r_erf_inv, -0.9999, 0.9999, 2, false},
     {"sigmoid", emlx_sigmoid, r_sigmoid, -30, 30, 3, false},
     {"abs", emlx_abs, r_abs, -10, 10, 0, true},

@@ -85,8 +85,8 @@ int emlx_cpu_core_ew_resolve(emlx_prim prim, const emlx_dtype *in, int nin, emlx
   return 0;
 }
 
-int emlx_cpu_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
-                        const emlx_dtype *in, int nin, emlx_dtype out, emlx_cpu_ew_loop *loop) {
+static int ew_resolve(emlx_prim prim, const void *params, size_t params_size, const emlx_dtype *in,
+                      int nin, emlx_dtype out, emlx_cpu_ew_loop *loop) {
   switch (prim) {
   case EMLX_PRIM_NEGATE:
   case EMLX_PRIM_EXP:
@@ -103,6 +103,20 @@ int emlx_cpu_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
   default:
     return emlx_cpu_math_ew_resolve(prim, params, params_size, in, nin, out, loop);
   }
+}
+
+/* float64 transcendentals run libm's functions (math_libm.c), as Nx's
+ * Erlang :math does, in place of the ISA table's SLEEF loops. */
+int emlx_cpu_ew_resolve(emlx_prim prim, const void *params, size_t params_size,
+                        const emlx_dtype *in, int nin, emlx_dtype out, emlx_cpu_ew_loop *loop) {
+  if (ew_resolve(prim, params, params_size, in, nin, out, loop) != 0)
+    return -1;
+  if (nin == 1 && in[0] == EMLX_FLOAT64 && out == EMLX_FLOAT64) {
+    emlx_cpu_unary_loop libm = emlx_cpu_libm_f64_loop(prim);
+    if (libm)
+      loop->un = libm;
+  }
+  return 0;
 }
 
 int emlx_cpu_elementwise(const emlx_node *node, emlx_array *const *inputs,

@@ -28,6 +28,7 @@
   [EMLX_PRIM_CEIL] = emlx_cpu_elementwise, [EMLX_PRIM_CONJUGATE] = emlx_cpu_elementwise,           \
   [EMLX_PRIM_COS] = emlx_cpu_elementwise, [EMLX_PRIM_COSH] = emlx_cpu_elementwise,                 \
   [EMLX_PRIM_ERF] = emlx_cpu_elementwise, [EMLX_PRIM_ERF_INV] = emlx_cpu_elementwise,              \
+  [EMLX_PRIM_ERFC] = emlx_cpu_elementwise,                                                         \
   [EMLX_PRIM_EXPM1] = emlx_cpu_elementwise, [EMLX_PRIM_FLOOR] = emlx_cpu_elementwise,              \
   [EMLX_PRIM_IMAG] = emlx_cpu_elementwise, [EMLX_PRIM_IS_INF] = emlx_cpu_elementwise,              \
   [EMLX_PRIM_IS_NAN] = emlx_cpu_elementwise, [EMLX_PRIM_LOG] = emlx_cpu_elementwise,               \

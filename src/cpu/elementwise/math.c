@@ -73,6 +73,8 @@ static int unary_op(emlx_prim prim, int mode) {
     return EMLX_MU_ERF;
   case EMLX_PRIM_ERF_INV:
     return EMLX_MU_ERF_INV;
+  case EMLX_PRIM_ERFC:
+    return EMLX_MU_ERFC;
   case EMLX_PRIM_SIGMOID:
     return EMLX_MU_SIGMOID;
   case EMLX_PRIM_IS_NAN:

@@ -137,6 +137,7 @@ MB_UN_FLOAT(u_acosh, t_acosh_f32, t_acosh_f64)
 MB_UN_FLOAT(u_atanh, mv_atanh_f32, mv_atanh_f64)
 MB_UN_FLOAT(u_erf, mv_erf_f32, mv_erf_f64)
 MB_UN_FLOAT(u_erfinv, t_erfinv_f32, mf_erfinv_tile_f64)
+MB_UN_FLOAT(u_erfc, mv_erfc_f32, mv_erfc_f64)
 #ifdef MV_HAS_SIGMOID_F32
 MB_UN_FLOAT(u_sigmoid, mv_sigmoid_fast_f32, t_sigmoid_f64)
 #else
@@ -252,6 +253,7 @@ MU_C64(u_atanh, catanh(mc_wide(x)))
     [EMLX_MU_TANH] = {MU_FC(u_tanh)}, [EMLX_MU_ASINH] = {MU_FC(u_asinh)},                          \
     [EMLX_MU_ACOSH] = {MU_FC(u_acosh)}, [EMLX_MU_ATANH] = {MU_FC(u_atanh)},                        \
     [EMLX_MU_ERF] = {MB_FLOATS(u_erf)}, [EMLX_MU_ERF_INV] = {MB_FLOATS(u_erfinv)},                 \
+    [EMLX_MU_ERFC] = {MB_FLOATS(u_erfc)},                                                          \
     [EMLX_MU_SIGMOID] = {MB_FLOATS(u_sigmoid)}, [EMLX_MU_ISNAN] = {MU_FC(u_isnan)},                \
     [EMLX_MU_ISINF] = {MU_FC(u_isinf)}, [EMLX_MU_LNOT] = {[EMLX_BOOL] = u_lnot_b},                 \
   }

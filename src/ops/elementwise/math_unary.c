@@ -46,6 +46,7 @@ emlx_array *emlx_acosh(emlx_array *a) { return float_fn(EMLX_PRIM_ACOSH, a, true
 emlx_array *emlx_atanh(emlx_array *a) { return float_fn(EMLX_PRIM_ATANH, a, true); }
 emlx_array *emlx_erf(emlx_array *a) { return float_fn(EMLX_PRIM_ERF, a, false); }
 emlx_array *emlx_erf_inv(emlx_array *a) { return float_fn(EMLX_PRIM_ERF_INV, a, false); }
+emlx_array *emlx_erfc(emlx_array *a) { return float_fn(EMLX_PRIM_ERFC, a, false); }
 emlx_array *emlx_sigmoid(emlx_array *a) { return float_fn(EMLX_PRIM_SIGMOID, a, false); }
 
 emlx_array *emlx_abs(emlx_array *a) {

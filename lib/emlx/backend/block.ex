@@ -1,0 +1,335 @@
+if Code.ensure_loaded?(Nx) do
+  defmodule EMLX.Backend.Block do
+    @moduledoc false
+    # Native implementations of Nx.block/4 for the blocks the engine does in
+    # one kernel (or a few), instead of Nx's default composition of smaller
+    # ops. Any other block, or a known block called with arguments of another
+    # form, runs its default function.
+
+    alias Nx.Tensor, as: T
+    alias EMLX.Backend, as: B
+
+    @doc false
+    def block(struct, output, args, fun) do
+      case native(struct, output, args) do
+        :default -> apply(fun, [struct | args])
+        result -> result
+      end
+    end
+
+    defp native(%Nx.Block.LogicalNot{}, out, [t]),
+      do: t |> ref() |> EMLX.logical_not() |> B.to_nx(out)
+
+    defp native(%Nx.Block.Phase{}, out, [t]) do
+      z = ref(t)
+
+      case t.type do
+        {:c, _} -> EMLX.atan2(EMLX.imag(z), EMLX.real(z))
+        _ -> z |> EMLX.astype(out.type) |> then(&EMLX.atan2(EMLX.imag(&1), &1))
+      end
+      |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.AllClose{} = s, out, [a, b]) do
+      EMLX.allclose(ref(a), ref(b), s.rtol, s.atol, s.equal_nan) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.CumulativeSum{} = s, out, [t]),
+      do: cumulative(:cumulative_sum, s, out, t)
+
+    defp native(%Nx.Block.CumulativeProduct{} = s, out, [t]),
+      do: cumulative(:cumulative_product, s, out, t)
+
+    defp native(%Nx.Block.CumulativeMin{} = s, out, [t]),
+      do: cumulative(:cumulative_min, s, out, t)
+
+    defp native(%Nx.Block.CumulativeMax{} = s, out, [t]),
+      do: cumulative(:cumulative_max, s, out, t)
+
+    defp native(%Nx.Block.Take{axis: axis}, out, [t, indices]),
+      do: B.take_native(out, t, indices, axis)
+
+    defp native(%Nx.Block.TakeAlongAxis{axis: axis}, out, [t, indices]),
+      do: B.take_along_axis_native(out, t, indices, axis)
+
+    defp native(%Nx.Block.TopK{k: k}, {out_values, out_indices}, [t]) do
+      rank = tuple_size(t.shape)
+      last = rank - 1
+      values = Nx.sort(t, axis: last, direction: :desc)
+      indices = Nx.argsort(t, axis: last, direction: :desc, type: out_indices.type)
+
+      {values |> Nx.slice_along_axis(0, k, axis: last) |> retemplate(out_values),
+       indices |> Nx.slice_along_axis(0, k, axis: last) |> retemplate(out_indices)}
+    end
+
+    defp native(%Nx.Block.FFT2{lengths: lengths, axes: axes, eps: eps}, out, [t]) do
+      t |> ref_as(out.type) |> EMLX.fft2(lengths, axes) |> zero_small(eps) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.IFFT2{lengths: lengths, axes: axes, eps: eps}, out, [t]) do
+      t |> ref_as(out.type) |> EMLX.ifft2(lengths, axes) |> zero_small(eps) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.RFFT{length: n, axis: axis, eps: eps}, out, [t]) do
+      complex = Nx.Type.to_complex(t.type)
+      spectrum = t |> ref_as(complex) |> EMLX.fft(n, axis)
+      shape = EMLX.shape(spectrum)
+      spectrum |> slice_axis(shape, axis, 0, div(n, 2) + 1) |> zero_small(eps) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.IRFFT{length: n, axis: axis, eps: eps}, out, [t]) do
+      # The full Hermitian spectrum X[0..n-1] from its first m = n/2 + 1
+      # entries (truncated or zero-padded to m): X[n - k] = conj(X[k]).
+      m = div(n, 2) + 1
+      x = t |> ref_as(Nx.Type.to_complex(out.type)) |> fit_axis(axis, m)
+      shape = EMLX.shape(x)
+      tail_len = n - m
+
+      full =
+        if tail_len > 0 do
+          tail =
+            x |> slice_axis(shape, axis, 1, tail_len) |> reverse_axis(axis) |> EMLX.conjugate()
+
+          EMLX.concatenate([x, tail], axis)
+        else
+          slice_axis(x, shape, axis, 0, n)
+        end
+
+      full |> EMLX.ifft(n, axis) |> EMLX.real() |> zero_small(eps) |> B.to_nx(out)
+    end
+
+    defp native(%Nx.Block.LinAlg.Cholesky{}, out, [t]) do
+      # The engine's f32 Cholesky is Nx's arithmetic; Nx then zeroes
+      # |x| <= 1.0e-10 (its default :eps).
+      t |> ref_as(out.type) |> EMLX.linalg_cholesky(false) |> zero_small(1.0e-10) |> B.to_nx(out)
+    end
+
+    # Nx.Block.LinAlg.Solve runs its default function: Nx's LU (the engine's
+    # LU computes Nx.LinAlg.LU's arithmetic), a permutation dot and two
+    # triangular solves, all engine kernels. Those give Nx's bits; LAPACK's
+    # gesv (getrf's reciprocal and fused updates) differs in the last bit.
+
+    defp native(%Nx.Block.LinAlg.QR{mode: mode, eps: eps}, {q_out, r_out}, [t])
+         when mode in [:reduced, :complete] do
+      {q, r} = t |> ref_as(q_out.type) |> EMLX.linalg_qr(mode == :complete)
+      {q, r} = nx_qr_signs(q, r, t.shape)
+      {q |> zero_small(eps) |> B.to_nx(q_out), r |> zero_small(eps) |> B.to_nx(r_out)}
+    end
+
+    defp native(%Nx.Block.LinAlg.Eigh{eps: eps}, {w_out, v_out}, [t]) do
+      {w, v} = t |> ref_as(v_out.type) |> EMLX.linalg_eigh("L")
+      # Nx orders the eigenpairs by decreasing |eigenvalue| (stable).
+      w_shape = EMLX.shape(w)
+      last = tuple_size(w_shape) - 1
+      order = w |> EMLX.abs() |> stable_descending(last)
+      w = EMLX.take_along_axis(w, order, last)
+      columns = EMLX.reshape(order, Tuple.insert_at(w_shape, last, 1))
+      v = EMLX.take_along_axis(v, columns, last + 1)
+      {w |> zero_small(eps) |> B.to_nx(w_out), v |> zero_small(eps) |> B.to_nx(v_out)}
+    end
+
+    defp native(%Nx.Block.LinAlg.SVD{full_matrices?: full?}, {u_out, s_out, vt_out}, [t]) do
+      {u, s, vt} = t |> ref_as(u_out.type) |> EMLX.linalg_svd(true, full?)
+
+      {u |> plus_zero() |> B.to_nx(u_out), s |> plus_zero() |> B.to_nx(s_out),
+       vt |> plus_zero() |> B.to_nx(vt_out)}
+    end
+
+    defp native(%Nx.Block.LinAlg.LU{}, {p_out, l_out, u_out}, [t]) do
+      {perm, l, u} = t |> ref_as(l_out.type) |> EMLX.linalg_lu()
+      {device, _} = perm
+      m = elem(p_out.shape, tuple_size(p_out.shape) - 1)
+      columns = EMLX.arange(0, m, 1, {:u, 32}, device)
+
+      rows =
+        EMLX.reshape(perm, Tuple.insert_at(EMLX.shape(perm), tuple_size(EMLX.shape(perm)), 1))
+
+      p = EMLX.equal(rows, columns)
+      {B.to_nx(p, p_out), B.to_nx(l, l_out), B.to_nx(u, u_out)}
+    end
+
+    defp native(_struct, _output, _args), do: :default
+
+    # Nx's Householder QR (Nx.LinAlg.QR) reflects each column x onto
+    # +|x| e_i, so R's diagonal is positive for every reflected column:
+    # columns 0..n-1 when m > n, columns 0..k-2 (k = min(m, n)) otherwise,
+    # where the last column is not reflected and Q = H_0 ... H_(k-2) fixes its
+    # sign; a column whose subcolumn is already zero is not reflected.
+    # LAPACK reflects onto -sign(x_i) |x| e_i. QR is unique up to
+    # Q -> Q D, R -> D R (D = diag(+-1)); D is chosen to give Nx's signs:
+    # sign(R_ii) for the reflected columns and, for the unreflected last
+    # one, the product of the others (so det(Q D) is Nx's). Complex QR keeps
+    # LAPACK's phases.
+    defp nx_qr_signs({device, _} = q, r, shape) do
+      type = EMLX.scalar_type(r)
+      rank = tuple_size(shape)
+      m = elem(shape, rank - 2)
+      n = elem(shape, rank - 1)
+      k = min(m, n)
+
+      case type do
+        {:c, _} ->
+          {q, r}
+
+        _ when k == 0 ->
+          {q, r}
+
+        _ ->
+          r_shape = EMLX.shape(r)
+          q_shape = EMLX.shape(q)
+          batch = r_shape |> Tuple.to_list() |> Enum.take(rank - 2)
+          top = slice_last2(r, r_shape, k, k)
+
+          diagonal =
+            top |> EMLX.multiply(EMLX.eye(k, k, type, device)) |> EMLX.sum([rank - 1], false)
+
+          one = EMLX.scalar_tensor(1, type, device)
+          minus_one = EMLX.scalar_tensor(-1, type, device)
+          zero = EMLX.scalar_tensor(0, type, device)
+          signs = EMLX.where(EMLX.less(diagonal, zero), minus_one, one)
+          # A column that neither algorithm reflected keeps its sign. LAPACK
+          # left columns 0..i alone exactly when Q's columns 0..i are e_0..e_i
+          # (H_i e_i = e_i - tau v, v_i = 1, differs from e_i when tau != 0),
+          # and there Nx's subcolumn is zero too.
+          unit =
+            q
+            |> slice_last2(q_shape, m, k)
+            |> EMLX.equal(EMLX.eye(m, k, type, device))
+            |> EMLX.all([rank - 2], false)
+
+          signs = EMLX.where(unit, one, signs)
+
+          signs =
+            cond do
+              m > n ->
+                signs
+
+              k == 1 ->
+                EMLX.full(1, List.to_tuple(batch ++ [1]), type, device)
+
+              true ->
+                reflected = slice_axis(signs, EMLX.shape(signs), rank - 2, 0, k - 1)
+                last = EMLX.product(reflected, [rank - 2], true)
+                EMLX.concatenate([reflected, last], rank - 2)
+            end
+
+          r_rows = elem(r_shape, rank - 2)
+          q_cols = elem(q_shape, rank - 1)
+          row_signs = signs |> pad_ones(rank - 2, r_rows - k, one)
+          col_signs = signs |> pad_ones(rank - 2, q_cols - k, one)
+          row_signs = EMLX.reshape(row_signs, List.to_tuple(batch ++ [r_rows, 1]))
+          col_signs = EMLX.reshape(col_signs, List.to_tuple(batch ++ [1, q_cols]))
+          {EMLX.multiply(q, col_signs), EMLX.multiply(r, row_signs)}
+      end
+    end
+
+    defp slice_last2(ref, shape, rows, cols) do
+      rank = tuple_size(shape)
+      starts = List.duplicate(0, rank)
+
+      stops =
+        for i <- 0..(rank - 1) do
+          cond do
+            i == rank - 2 -> rows
+            i == rank - 1 -> cols
+            true -> elem(shape, i)
+          end
+        end
+
+      EMLX.slice(ref, starts, stops, List.duplicate(1, rank))
+    end
+
+    defp pad_ones(ref, _axis, 0, _one), do: ref
+    defp pad_ones(ref, axis, extra, one), do: EMLX.pad(ref, [axis], [0], [extra], one)
+
+    # Indices that sort `ref` along `axis` descending, ties in order.
+    defp stable_descending(ref, axis) do
+      shape = EMLX.shape(ref)
+      n = elem(shape, axis)
+      idx = ref |> reverse_axis(axis) |> EMLX.argsort(axis) |> reverse_axis(axis)
+      EMLX.subtract(EMLX.scalar_tensor(n - 1, {:s, 32}, elem(ref, 0)), EMLX.astype(idx, {:s, 32}))
+    end
+
+    # -0.0 + 0.0 is +0.0: signed zeros from the factorisation print as Nx's.
+    defp plus_zero({device, _} = ref) do
+      EMLX.add(ref, EMLX.scalar_tensor(0, EMLX.scalar_type(ref), device))
+    end
+
+    ## Helpers
+
+    defp ref(%T{} = t), do: B.from_nx(t)
+
+    defp ref_as(%T{type: type} = t, type), do: B.from_nx(t)
+
+    defp ref_as(%T{} = t, type) do
+      storage = EMLX.Backend.Types.storage(type)
+      ref = B.from_nx(t)
+      if EMLX.scalar_type(ref) == storage, do: ref, else: EMLX.astype(ref, storage)
+    end
+
+    defp retemplate(%T{data: data}, template), do: B.to_nx(data.ref, template)
+
+    defp cumulative(fun, %{axis: axis, reverse: reverse}, out, t) do
+      t |> ref_as(out.type) |> then(&apply(EMLX, fun, [&1, axis, reverse, true])) |> B.to_nx(out)
+    end
+
+    defp slice_axis(ref, shape, axis, start, length) do
+      rank = tuple_size(shape)
+      starts = for i <- 0..(rank - 1), do: if(i == axis, do: start, else: 0)
+      stops = for i <- 0..(rank - 1), do: if(i == axis, do: start + length, else: elem(shape, i))
+      EMLX.slice(ref, starts, stops, List.duplicate(1, rank))
+    end
+
+    defp reverse_axis(ref, axis) do
+      shape = EMLX.shape(ref)
+      rank = tuple_size(shape)
+      dim = elem(shape, axis)
+      starts = for i <- 0..(rank - 1), do: if(i == axis, do: dim - 1, else: 0)
+      stops = for i <- 0..(rank - 1), do: if(i == axis, do: -dim - 1, else: elem(shape, i))
+      strides = for i <- 0..(rank - 1), do: if(i == axis, do: -1, else: 1)
+      EMLX.slice(ref, starts, stops, strides)
+    end
+
+    # Truncates or zero-pads `axis` to `length`.
+    defp fit_axis({device, _} = ref, axis, length) do
+      shape = EMLX.shape(ref)
+      dim = elem(shape, axis)
+
+      cond do
+        dim == length ->
+          ref
+
+        dim > length ->
+          slice_axis(ref, shape, axis, 0, length)
+
+        true ->
+          zero = EMLX.scalar_tensor(0, EMLX.scalar_type(ref), device)
+          EMLX.pad(ref, [axis], [0], [length - dim], zero)
+      end
+    end
+
+    @doc false
+    # Nx.BinaryBackend's FFT rounding: real and imaginary parts with
+    # `|x| <= eps` become zero.
+    def zero_small(ref, nil), do: ref
+
+    def zero_small({device, _} = ref, eps) do
+      case EMLX.scalar_type(ref) do
+        {:c, _} = type ->
+          real_type = {:f, 32}
+          re = ref |> EMLX.real() |> clean(eps, real_type, device)
+          im = ref |> EMLX.imag() |> clean(eps, real_type, device)
+          i = EMLX.scalar_tensor({0.0, 1.0}, type, device)
+          EMLX.add(EMLX.astype(re, type), EMLX.multiply(EMLX.astype(im, type), i))
+
+        type ->
+          clean(ref, eps, type, device)
+      end
+    end
+
+    defp clean({_, _} = x, eps, type, device) do
+      small = EMLX.less_equal(EMLX.abs(x), EMLX.scalar_tensor(eps, type, device))
+      EMLX.where(small, EMLX.scalar_tensor(0, type, device), x)
+    end
+  end
+end
