@@ -205,7 +205,6 @@ static void test_erfc_errors(void) {
 }
 
 int main(void) {
-  tu_run_isa_variants();
   test_f64_bit_exact();
   test_erfc_low_precision();
   test_erfc_errors();
