@@ -23,6 +23,10 @@ static emlx_array *build_logsumexp(emlx_array *const *in) {
 }
 static emlx_array *build_mean(emlx_array *const *in) { return emlx_mean(in[0], &last, 1, false); }
 static emlx_array *build_var(emlx_array *const *in) { return emlx_var(in[0], &last, 1, false, 0); }
+static const int first = 0;
+static emlx_array *build_mean_outer(emlx_array *const *in) {
+  return emlx_mean(in[0], &first, 1, false);
+}
 /* (x - mean) * rsqrt(var + eps): two fused statistics, one fused pass */
 static emlx_array *build_layer_norm(emlx_array *const *in) {
   emlx_array *m = emlx_mean(in[0], &last, 1, true), *v = emlx_var(in[0], &last, 1, true, 0);
@@ -70,6 +74,14 @@ static const bench_case cases[] = {
         .ninputs = 1,
         .inputs = {LN(603)},
         .build = build_mean,
+    },
+    {
+        .name = "mean_outer_f32_16384x768",
+        .what = "mean(x, axis 0), x f32 [16384, 768] in [-1, 1) (strided rows)",
+        .bytes = F32_BYTES * (double)(LN_ROWS * LN_DIM),
+        .ninputs = 1,
+        .inputs = {LN(606)},
+        .build = build_mean_outer,
     },
     {
         .name = "var_ln_f32_16384x768",

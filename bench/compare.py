@@ -539,6 +539,11 @@ CASES.update({
         inputs=[Input("float32", _MO_LN, 603)],
         numpy={"expr": lambda x: lambda: x.mean(axis=-1)},
     ),
+    "mean_outer_f32_16384x768": Case(
+        area="bench_model_ops",
+        inputs=[Input("float32", _MO_LN, 606)],
+        numpy={"expr": lambda x: lambda: x.mean(axis=0)},
+    ),
     "var_ln_f32_16384x768": Case(
         area="bench_model_ops",
         inputs=[Input("float32", _MO_LN, 604)],

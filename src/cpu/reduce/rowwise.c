@@ -38,7 +38,7 @@ typedef struct rw_job {
   size_t wes; /* work element size */
   const char *in;
   size_t in_es, out_es;
-  emlx_dtype out_dt;
+  emlx_dtype in_dt, out_dt;
   emlx_cpu_unary_loop pack;   /* input dtype -> work dtype (any stride) */
   emlx_cpu_unary_loop unpack; /* work dtype -> output dtype; NULL: the same */
   bool direct;                /* rows are contiguous runs of the work dtype */
@@ -220,6 +220,96 @@ static void rw_rows(void *ctx, int64_t r0, int64_t r1) {
   free(scratch);
 }
 
+/* ---- strided rows whose neighbours are adjacent: columns ----------------------- */
+/* When rows are not contiguous but consecutive rows start at consecutive
+ * elements (a reduction over a leading axis: mean(x, axis 0)), RW_COLS rows
+ * are folded side by side: each reduced position contributes one contiguous
+ * run of RW_COLS elements (read in f64) to RW_COLS accumulators, in order.
+ * Statistics only; softmax keeps the packed rows above. */
+#define RW_COLS 1024
+
+static void rw_cols(void *ctx, int64_t t0, int64_t t1) {
+  rw_job *j = ctx;
+  int64_t K = j->kshape[j->nk - 1], nblk = (K + RW_COLS - 1) / RW_COLS;
+  double *buf = malloc(4 * RW_COLS * sizeof(double));
+  if (!buf) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  double *tile = buf, *a = buf + RW_COLS, *b = buf + 2 * RW_COLS, *nan = buf + 3 * RW_COLS;
+  emlx_cpu_unary_loop to_f64 = emlx_cpu_isa_get()->cast->cast[j->in_dt][EMLX_FLOAT64];
+  bool stats = j->op != EMLX_ROW_LOGSUMEXP;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t c0 = (t % nblk) * RW_COLS, w = K - c0 < RW_COLS ? K - c0 : RW_COLS;
+    int64_t r0 = (t / nblk) * K + c0, base = rw_base(j, r0);
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == 1 && j->op == EMLX_ROW_MEAN)
+        break;
+      for (int64_t c = 0; c < w; c++) {
+        if (pass == 0)
+          a[c] = stats ? 0.0 : -(double)INFINITY, nan[c] = 0;
+        b[c] = 0.0;
+      }
+      int64_t idx[EMLX_MAX_NDIM] = {0};
+      for (int64_t p = 0; p < j->rowlen; p++) {
+        int64_t off = base;
+        for (int d = 0; d < j->nr; d++)
+          off += idx[d] * j->rstride[d];
+        for (int d = j->nr - 1; d >= 0 && ++idx[d] == j->rshape[d]; d--)
+          if (d > 0)
+            idx[d] = 0;
+        const char *x = j->in + off * (int64_t)j->in_es;
+        if (stats && j->in_dt == EMLX_FLOAT32) { /* straight from the input */
+          if (pass == 0)
+            j->t->col_add_f32((const float *)x, w, a);
+          else
+            j->t->col_sqdev_f32((const float *)x, w, a, b);
+          continue;
+        }
+        if (stats && j->in_dt == EMLX_FLOAT64) {
+          if (pass == 0)
+            j->t->col_add_f64((const double *)x, w, a);
+          else
+            j->t->col_sqdev_f64((const double *)x, w, a, b);
+          continue;
+        }
+        to_f64(x, 1, tile, w);
+        if (pass == 0 && stats) {
+          for (int64_t c = 0; c < w; c++)
+            a[c] += tile[c];
+        } else if (pass == 0) {
+          for (int64_t c = 0; c < w; c++) {
+            nan[c] = tile[c] != tile[c] ? 1.0 : nan[c];
+            a[c] = tile[c] > a[c] ? tile[c] : a[c];
+          }
+        } else if (stats) {
+          for (int64_t c = 0; c < w; c++) {
+            double d = tile[c] - a[c];
+            b[c] += d * d;
+          }
+        } else {
+          for (int64_t c = 0; c < w; c++)
+            tile[c] = isinf(a[c]) ? 0.0 : tile[c] - a[c];
+          j->t->expscale_f64(tile, w, 0.0, 1.0, tile);
+          for (int64_t c = 0; c < w; c++)
+            b[c] += tile[c];
+        }
+      }
+      if (pass == 0 && stats)
+        for (int64_t c = 0; c < w; c++)
+          a[c] /= (double)j->rowlen; /* the means */
+    }
+    for (int64_t c = 0; c < w; c++) {
+      double v = j->op == EMLX_ROW_MEAN ? a[c]
+                 : stats                ? rw_var(j, b[c], j->rowlen)
+                 : nan[c] != 0.0        ? (double)NAN
+                                        : rw_lse(a[c], b[c]);
+      emlx__store_f64(j->out + (size_t)(r0 + c) * j->out_es, j->out_dt, v);
+    }
+  }
+  free(buf);
+}
+
 /* ---- long rows: pieces of one row per task, pass by pass ----------------------- */
 enum { RW_PASS_SUM, RW_PASS_SQDEV, RW_PASS_MAX, RW_PASS_EXPSUM, RW_PASS_WRITE };
 
@@ -343,6 +433,7 @@ int emlx_cpu_rowwise(const emlx_node *node, emlx_array *const *inputs, emlx_arra
   emlx_dtype wdt = j->f64 ? EMLX_FLOAT64 : EMLX_FLOAT32;
   j->wes = emlx_dtype_size(wdt);
   j->in_es = emlx_dtype_size(in->dtype);
+  j->in_dt = in->dtype;
   j->out_dt = out->dtype;
   j->out_es = emlx_dtype_size(out->dtype);
   const emlx_cpu_cast_table *cast = emlx_cpu_isa_get()->cast;
@@ -378,7 +469,14 @@ int emlx_cpu_rowwise(const emlx_node *node, emlx_array *const *inputs, emlx_arra
   }
   j->in = in->size > 0 ? (const char *)emlx__data(in) : NULL;
   j->out = (char *)emlx__data(out);
-  if (j->nrows > 0) {
+  bool columns = !j->softmax && !j->direct && j->rowlen > 0 && j->nk > 0 &&
+                 j->kstride[j->nk - 1] == 1 && j->kshape[j->nk - 1] > 1;
+  if (j->nrows > 0 && columns) {
+    int64_t K = j->kshape[j->nk - 1], nblk = (K + RW_COLS - 1) / RW_COLS;
+    int64_t per = (K < RW_COLS ? K : RW_COLS) * j->rowlen;
+    int64_t grain = RW_TASK_WORK / (per > 0 ? per : 1);
+    emlx__parallel_for(j->nrows / K * nblk, grain > 0 ? grain : 1, rw_cols, j);
+  } else if (j->nrows > 0) {
     if (j->rowlen <= RW_SEG) {
       int64_t grain = RW_TASK_WORK / (j->rowlen > 0 ? j->rowlen : 1);
       emlx__parallel_for(j->nrows, grain > 0 ? grain : 1, rw_rows, j);

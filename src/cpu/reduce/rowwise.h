@@ -33,6 +33,11 @@ typedef struct emlx_cpu_rowwise_table {
   /* y[i] = x[i] - c (y may be x) */
   void (*shift_f32)(const float *x, int64_t n, float c, float *y);
   void (*shift_f64)(const double *x, int64_t n, double c, double *y);
+  /* columns: acc[c] += x[c]; acc[c] += (x[c] - mean[c])^2, c < w (f64) */
+  void (*col_add_f32)(const float *x, int64_t w, double *acc);
+  void (*col_add_f64)(const double *x, int64_t w, double *acc);
+  void (*col_sqdev_f32)(const float *x, int64_t w, const double *mean, double *acc);
+  void (*col_sqdev_f64)(const double *x, int64_t w, const double *mean, double *acc);
 } emlx_cpu_rowwise_table;
 
 extern const emlx_cpu_rowwise_table emlx_cpu_rowwise_scalar, emlx_cpu_rowwise_avx2,

@@ -155,6 +155,27 @@ static void shift_f64(const double *x, int64_t n, double c, double *y) {
     y[i] = x[i] - c;
 }
 
+static void col_add_f32(const float *x, int64_t w, double *acc) {
+  for (int64_t c = 0; c < w; c++)
+    acc[c] += (double)x[c];
+}
+static void col_add_f64(const double *x, int64_t w, double *acc) {
+  for (int64_t c = 0; c < w; c++)
+    acc[c] += x[c];
+}
+static void col_sqdev_f32(const float *x, int64_t w, const double *mean, double *acc) {
+  for (int64_t c = 0; c < w; c++) {
+    double d = (double)x[c] - mean[c];
+    acc[c] += d * d;
+  }
+}
+static void col_sqdev_f64(const double *x, int64_t w, const double *mean, double *acc) {
+  for (int64_t c = 0; c < w; c++) {
+    double d = x[c] - mean[c];
+    acc[c] += d * d;
+  }
+}
+
 const emlx_cpu_rowwise_table EMLX_ISA_NAME(emlx_cpu_rowwise) = {
     .sum_f32 = sum_f32,
     .sum_f64 = sum_f64,
@@ -170,4 +191,8 @@ const emlx_cpu_rowwise_table EMLX_ISA_NAME(emlx_cpu_rowwise) = {
     .scale_f64 = scale_f64,
     .shift_f32 = shift_f32,
     .shift_f64 = shift_f64,
+    .col_add_f32 = col_add_f32,
+    .col_add_f64 = col_add_f64,
+    .col_sqdev_f32 = col_sqdev_f32,
+    .col_sqdev_f64 = col_sqdev_f64,
 };
