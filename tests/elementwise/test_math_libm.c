@@ -4,7 +4,7 @@
  * on tiny, huge and special inputs (signed units, infinities, NaN, domain
  * edges), contiguous, strided and through a fused chain; erfc on f32, f16
  * and bf16 against libm's erfc in double (SLEEF's erfc), where 1 - erf would
- * lose every digit. Runs at every SIMD level (tu_run_isa_variants): the
+ * lose every digit. Runs at every SIMD level (once per level, through CTest): the
  * libm path is the same at each. */
 #include <math.h>
 
