@@ -99,9 +99,7 @@ if Code.ensure_loaded?(Nx) do
     end
 
     defp native(%Nx.Block.LinAlg.Cholesky{}, out, [t]) do
-      # The engine's f32 Cholesky is Nx's arithmetic; Nx then zeroes
-      # |x| <= 1.0e-10 (its default :eps).
-      t |> ref_as(out.type) |> EMLX.linalg_cholesky(false) |> zero_small(1.0e-10) |> B.to_nx(out)
+      t |> ref_as(out.type) |> EMLX.linalg_cholesky(false) |> B.to_nx(out)
     end
 
     # Nx.Block.LinAlg.Solve runs its default function: Nx's LU (the engine's

@@ -405,17 +405,6 @@ if Code.ensure_loaded?(Nx) do
         assert_in_delta Nx.to_number(Nx.LinAlg.determinant(a)), 70.0, 1.0e-3
       end
 
-      test "f32 cholesky gives Nx.BinaryBackend's bits" do
-        for {n, seed} <- [{1, 41}, {3, 42}, {6, 43}, {12, 44}] do
-          g = random({2, n, n}, {:f, 32}, seed)
-          # symmetric positive definite: G G^T + n I
-          a = g |> Nx.dot([2], [0], g, [2], [0]) |> Nx.add(Nx.multiply(Nx.eye(n), n))
-          want = Nx.LinAlg.cholesky(a)
-          got = Nx.LinAlg.cholesky(on_emlx(a))
-          assert Nx.to_binary(got) == Nx.to_binary(want), "cholesky #{n}"
-        end
-      end
-
       test "qr has Nx's signs: tall, square and wide, reduced and complete" do
         for {shape, seed} <- [{{5, 3}, 31}, {{4, 4}, 32}, {{3, 5}, 33}, {{2, 6, 6}, 34}],
             mode <- [:reduced, :complete] do
