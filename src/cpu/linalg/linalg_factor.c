@@ -1,7 +1,6 @@
 /* linalg_factor.c — the CHOLESKY, LU and QR kernels.
  *
- * Real LU, and float32 CHOLESKY, compute Nx's own algorithms' arithmetic
- * (see nx_getrf, nx_cholesky_f32); the others are LAPACK's. CHOLESKY uses the transpose trick of linalg_cpu.h (potrf of the row-major
+ * CHOLESKY uses the transpose trick of linalg_cpu.h (potrf of the row-major
  * copy with the other triangle): for Hermitian A, the column-major view of
  * a row-major copy is conj(A), and potrf's 'U' factor of it, read back
  * row-major, is exactly the lower L with L L^H = A (and 'L' gives the upper
@@ -38,66 +37,13 @@ static int positive_diagonal(emlx_dtype dt, const void *p, int n) {
 
 /* ---- CHOLESKY --------------------------------------------------------------------------- */
 
-/* float32 Cholesky as Nx's (Nx.LinAlg.Cholesky, Cholesky-Banachiewicz, as
- * Nx.BinaryBackend runs it): L[j][j] = sqrt(a[j][j] - s), L[i][j] =
- * (a[i][j] - s) / (L[j][j] + 1e-10) for i > j, where s, the dot product of
- * rows i and j of L over k < j, is accumulated in double in k order and
- * rounded once to float (Nx's dot of f32); the subtraction, the division
- * and the square root are float operations; the denominator is rounded from
- * double (the 1e-10 changes it only when L[j][j] < ~2e-3). Computed by
- * columns into the column-major scratch lc (n x n), the sums of a column's
- * rows side by side in acc (n doubles), so each sum keeps its k order.
- * Reads the lower triangle of a (row stride rs, column stride cs); writes L
- * (or, upper, U = L^T) row-major into dst. A non-positive or NaN pivot
- * leaves NaN, which the caller rejects. */
-static void nx_cholesky_f32(int n, const float *a, int64_t rs, int64_t cs, float *lc,
-                            double *acc, float *dst, bool upper) {
-  for (int j = 0; j < n; j++) {
-    float *cj = lc + (size_t)j * (size_t)n;
-    for (int i = j; i < n; i++)
-      acc[i] = 0.0;
-    for (int k = 0; k < j; k++) {
-      const float *ck = lc + (size_t)k * (size_t)n;
-      double ljk = (double)ck[j];
-      for (int i = j; i < n; i++) {
-        double prod = (double)ck[i] * ljk;
-        acc[i] = prod + acc[i];
-      }
-    }
-    float d = sqrtf(a[(int64_t)j * rs + (int64_t)j * cs] - (float)acc[j]);
-    cj[j] = d;
-    float den = (float)((double)d + 1e-10);
-    for (int i = j + 1; i < n; i++)
-      cj[i] = (a[(int64_t)i * rs + (int64_t)j * cs] - (float)acc[i]) / den;
-  }
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
-      float l = j <= i ? lc[(size_t)j * (size_t)n + (size_t)i] : 0.0f;
-      if (upper)
-        dst[(size_t)j * (size_t)n + (size_t)i] = l;
-      else
-        dst[(size_t)i * (size_t)n + (size_t)j] = l;
-    }
-}
-
 static int cholesky_one(la_job *job, int64_t b, void *scratch) {
+  (void)scratch;
   fac_ctx *c = job->ctx;
   int n = (int)c->n;
   int64_t rs, cs;
   const void *src = la_matrix(c->a, b, &rs, &cs);
   void *dst = la_out_matrix(c->out[0], b, c->n * c->n);
-  if (c->dt == EMLX_FLOAT32) {
-    float *lc = scratch;
-    double *acc = (double *)(void *)((char *)scratch + la_align((size_t)n * (size_t)n * 4));
-    /* upper reads the upper triangle: that of the transpose's lower */
-    bool up = c->p->upper;
-    nx_cholesky_f32(n, src, up ? cs : rs, up ? rs : cs, lc, acc, dst, up);
-    int bad = positive_diagonal(c->dt, dst, n);
-    if (bad >= 0)
-      return la_fail(job, b, "is not positive definite (its leading minor of order %d is not)",
-                     bad + 1);
-    return 0;
-  }
   la_copy(la_esize(c->dt), src, n, n, rs, cs, dst, n, 1);
   int info = la_potrf(c->dt, c->p->upper ? 'L' : 'U', n, dst, n);
   if (info > 0)
@@ -128,10 +74,7 @@ int emlx_cpu_cholesky(const emlx_node *node, emlx_array *const *in, emlx_array *
   if (out[0]->size == 0)
     return 0;
   la_job job;
-  size_t scratch = c.dt == EMLX_FLOAT32
-                       ? la_align((size_t)(c.n * c.n) * 4) + (size_t)c.n * sizeof(double)
-                       : 0;
-  la_job_init(&job, op, la_batch_count(in[0]), c.n, scratch, cholesky_one, &c);
+  la_job_init(&job, op, la_batch_count(in[0]), c.n, 0, cholesky_one, &c);
   return la_run(&job);
 }
 
