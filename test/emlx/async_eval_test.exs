@@ -11,7 +11,10 @@ defmodule EMLX.AsyncEvalTest do
 
     caller =
       spawn_link(fn ->
-        big = EMLX.full(0.5, {2048, 2048}, {:f, 32}, :cpu)
+        # Long enough (about a second of fused work on two cores) that the
+        # 1 ms polling below sees the wait even on a loaded machine: a 2048²
+        # chain once finished between two polls in a full run.
+        big = EMLX.full(0.5, {4096, 4096}, {:f, 32}, :cpu)
 
         heavy = Enum.reduce(1..40, big, fn _, acc -> acc |> EMLX.negate() |> EMLX.exp() end)
 
