@@ -3,8 +3,8 @@
 # {:f8_e4m3fn, 8}) and for the sub-byte integers, so that the C tests of
 # include/emlx/nx_types.h check against Nx without needing it.
 #
-#   PATH=/opt/nxenv/elixir/bin:$PATH
-#   cd /opt/nxenv/nxsrc/nx && mix run /path/to/scripts/gen_nx_types_golden.exs > tests/core/nx_types_golden.h
+#   PATH=/path/to/elixir-1.18/bin:$PATH
+#   cd /path/to/nx/nx && mix run /path/to/scripts/gen_nx_types_golden.exs > tests/core/nx_types_golden.h
 #
 # Inputs: every value of both f8 formats, the midpoints between neighbours
 # (ties) and the doubles next to them, random doubles over the whole range,
