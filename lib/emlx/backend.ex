@@ -23,8 +23,7 @@ if Code.ensure_loaded?(Nx) do
     after every operation their values are brought back onto their own grid
     (wrapping at the bit width; f8 rounded once from the f32 result by the
     engine's codecs, as `Nx.Floating` writes Nx's value, which evaluates the
-    result), and
-    they round-trip bit-exactly through `Nx.from_binary/3` and
+    result), and they round-trip bit-exactly through `Nx.from_binary/3` and
     `Nx.to_binary/1`. `{:c, 128}` is not in the engine yet: using it raises
     `ArgumentError`.
 
