@@ -127,13 +127,7 @@ static size_t own_size(int op, emlx_dtype dt) {
   return emlx_dtype_size(dt);
 }
 
-/* The identity of op in accumulator form (at most 8 bytes). */
-static void own_identity(int op, emlx_dtype dt, unsigned char *id) {
-  memset(id, 0, 8);
-  if (op == EMLX_RED_ALL || op == EMLX_RED_ANY) {
-    id[0] = op == EMLX_RED_ALL;
-    return;
-  }
+void emlx_cpu_fold_identity(emlx_fold_kind kind, emlx_dtype dt, unsigned char id[8]) {
   union {
     uint8_t u8;
     uint16_t u16;
@@ -148,51 +142,79 @@ static void own_identity(int op, emlx_dtype dt, unsigned char *id) {
     emlx_c64 c64;
   } v;
   memset(&v, 0, sizeof v);
-  bool prod = op == EMLX_RED_PROD;
+  if (kind == EMLX_FOLD_PROD) {
+    switch (dt) {
+    case EMLX_FLOAT16:
+    case EMLX_BFLOAT16:
+    case EMLX_FLOAT32:
+      v.f32 = 1.0f;
+      break;
+    case EMLX_FLOAT64:
+      v.f64 = 1.0;
+      break;
+    case EMLX_COMPLEX64:
+      v.c64.re = 1.0f;
+      break;
+    default:
+      v.u64 = 1; /* little-endian: 1 in every integer width, and true */
+    }
+    memcpy(id, &v, 8);
+    return;
+  }
+  bool hi = kind == EMLX_FOLD_MIN; /* min starts high, max low */
   switch (dt) {
   case EMLX_BOOL:
-    v.u8 = 1;
+    v.u8 = hi;
     break;
   case EMLX_UINT8:
-    v.u8 = prod ? 1 : UINT8_MAX;
+    v.u8 = hi ? UINT8_MAX : 0;
     break;
   case EMLX_UINT16:
-    v.u16 = prod ? 1 : UINT16_MAX;
+    v.u16 = hi ? UINT16_MAX : 0;
     break;
   case EMLX_UINT32:
-    v.u32 = prod ? 1 : UINT32_MAX;
+    v.u32 = hi ? UINT32_MAX : 0;
     break;
   case EMLX_UINT64:
-    v.u64 = prod ? 1 : UINT64_MAX;
+    v.u64 = hi ? UINT64_MAX : 0;
     break;
   case EMLX_INT8:
-    v.s8 = prod ? 1 : INT8_MAX;
+    v.s8 = hi ? INT8_MAX : INT8_MIN;
     break;
   case EMLX_INT16:
-    v.s16 = prod ? 1 : INT16_MAX;
+    v.s16 = hi ? INT16_MAX : INT16_MIN;
     break;
   case EMLX_INT32:
-    v.s32 = prod ? 1 : INT32_MAX;
+    v.s32 = hi ? INT32_MAX : INT32_MIN;
     break;
   case EMLX_INT64:
-    v.s64 = prod ? 1 : INT64_MAX;
+    v.s64 = hi ? INT64_MAX : INT64_MIN;
     break;
   case EMLX_FLOAT16:
   case EMLX_BFLOAT16:
   case EMLX_FLOAT32:
-    v.f32 = prod ? 1.0f : INFINITY;
+    v.f32 = hi ? INFINITY : -INFINITY;
     break;
   case EMLX_FLOAT64:
-    v.f64 = prod ? 1.0 : (double)INFINITY;
+    v.f64 = hi ? (double)INFINITY : -(double)INFINITY;
     break;
   case EMLX_COMPLEX64:
-    v.c64.re = prod ? 1.0f : INFINITY;
-    v.c64.im = prod ? 0.0f : INFINITY;
+    v.c64.re = v.c64.im = hi ? INFINITY : -INFINITY;
     break;
   default:
     break;
   }
   memcpy(id, &v, 8);
+}
+
+/* The identity of op in accumulator form (at most 8 bytes). */
+static void own_identity(int op, emlx_dtype dt, unsigned char *id) {
+  memset(id, 0, 8);
+  if (op == EMLX_RED_ALL || op == EMLX_RED_ANY) {
+    id[0] = op == EMLX_RED_ALL;
+    return;
+  }
+  emlx_cpu_fold_identity(op == EMLX_RED_PROD ? EMLX_FOLD_PROD : EMLX_FOLD_MIN, dt, id);
 }
 
 static void own_init(const emlx_red_plan *p, void *acc, int64_t count) {

@@ -83,4 +83,11 @@ void emlx_cpu_red_acc_setup(emlx_red_plan *p);
  * with an error (out of memory for partials). */
 int emlx_cpu_red_run(const emlx_red_plan *p, int64_t nout);
 
+/* The identity of a fold in accumulator form (8 bytes; f16 and bf16
+ * accumulate as f32): 1 for a product; for a min the dtype's largest value
+ * (+inf for floats, true for bool), for a max its smallest. The reductions
+ * (reduce_acc.c) and the scans (scan.c) both start from it. */
+typedef enum emlx_fold_kind { EMLX_FOLD_PROD, EMLX_FOLD_MIN, EMLX_FOLD_MAX } emlx_fold_kind;
+void emlx_cpu_fold_identity(emlx_fold_kind kind, emlx_dtype dt, unsigned char id[8]);
+
 #endif

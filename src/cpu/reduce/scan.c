@@ -23,6 +23,7 @@
 #include "cpu.h"
 #include "kernels.h"
 #include "dyn_for.h"
+#include "reduce_driver.h"
 #include "scan.h"
 #include "indexing/views.h"
 
@@ -60,84 +61,14 @@ static int64_t acc_size(emlx_dtype dt) {
   return dt == EMLX_FLOAT16 || dt == EMLX_BFLOAT16 ? 4 : (int64_t)emlx_dtype_size(dt);
 }
 
-/* The identity of op as an accumulator (see emlx/reduce.h). */
+/* The identity of op as an accumulator (see emlx/reduce.h): 0 for a sum,
+ * else the fold's identity (reduce_driver.h). */
 static void identity(int op, emlx_dtype dt, unsigned char *id) {
-  union {
-    uint8_t u8;
-    uint16_t u16;
-    uint32_t u32;
-    uint64_t u64;
-    int8_t s8;
-    int16_t s16;
-    int32_t s32;
-    int64_t s64;
-    float f32;
-    double f64;
-    emlx_c64 c64;
-  } v;
-  memset(&v, 0, sizeof v);
-  bool hi = op == EMLX_SCAN_MIN; /* min starts high, max low */
-  if (op == EMLX_SCAN_PROD) {
-    switch (dt) {
-    case EMLX_FLOAT16:
-    case EMLX_BFLOAT16:
-    case EMLX_FLOAT32:
-      v.f32 = 1.0f;
-      break;
-    case EMLX_FLOAT64:
-      v.f64 = 1.0;
-      break;
-    case EMLX_COMPLEX64:
-      v.c64.re = 1.0f;
-      break;
-    default:
-      v.u64 = 1; /* little-endian: 1 in every integer width */
-    }
-  } else if (op == EMLX_SCAN_MAX || op == EMLX_SCAN_MIN) {
-    switch (dt) {
-    case EMLX_BOOL:
-      v.u8 = hi;
-      break;
-    case EMLX_UINT8:
-      v.u8 = hi ? UINT8_MAX : 0;
-      break;
-    case EMLX_UINT16:
-      v.u16 = hi ? UINT16_MAX : 0;
-      break;
-    case EMLX_UINT32:
-      v.u32 = hi ? UINT32_MAX : 0;
-      break;
-    case EMLX_UINT64:
-      v.u64 = hi ? UINT64_MAX : 0;
-      break;
-    case EMLX_INT8:
-      v.s8 = hi ? INT8_MAX : INT8_MIN;
-      break;
-    case EMLX_INT16:
-      v.s16 = hi ? INT16_MAX : INT16_MIN;
-      break;
-    case EMLX_INT32:
-      v.s32 = hi ? INT32_MAX : INT32_MIN;
-      break;
-    case EMLX_INT64:
-      v.s64 = hi ? INT64_MAX : INT64_MIN;
-      break;
-    case EMLX_FLOAT16:
-    case EMLX_BFLOAT16:
-    case EMLX_FLOAT32:
-      v.f32 = hi ? INFINITY : -INFINITY;
-      break;
-    case EMLX_FLOAT64:
-      v.f64 = hi ? (double)INFINITY : -(double)INFINITY;
-      break;
-    case EMLX_COMPLEX64:
-      v.c64.re = v.c64.im = hi ? INFINITY : -INFINITY;
-      break;
-    default:
-      break;
-    }
-  }
-  memcpy(id, &v, sizeof v < 16 ? sizeof v : 16);
+  memset(id, 0, 16);
+  if (op == EMLX_SCAN_PROD)
+    emlx_cpu_fold_identity(EMLX_FOLD_PROD, dt, id);
+  else if (op == EMLX_SCAN_MAX || op == EMLX_SCAN_MIN)
+    emlx_cpu_fold_identity(op == EMLX_SCAN_MIN ? EMLX_FOLD_MIN : EMLX_FOLD_MAX, dt, id);
 }
 
 static void fill_identity(const scan_job *j, void *acc, int64_t m) {
