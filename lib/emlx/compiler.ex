@@ -1,0 +1,188 @@
+if Code.ensure_loaded?(Nx) do
+  defmodule EMLX.Compiler do
+    @moduledoc false
+    # The `Nx.Defn.Compiler` behind `EMLX` (the callbacks on `EMLX` delegate
+    # here; their documentation is on `EMLX`).
+    #
+    # `__compile__/4` traces the defn once, lowers it to an engine program
+    # (EMLX.Compiler.Lower) and returns a closure that only replays it
+    # (EMLX.Compiler.Program). Programs are kept in EMLX.CompileCache under
+    # two keys: the call site (function identity, input templates, device,
+    # the hooks given), looked up before tracing, and the program's
+    # structure (its spec: ops, arguments, shapes, types; constants by
+    # value), looked up after tracing, so structurally identical call sites
+    # share one program.
+    #
+    # A defn whose lowering needs data at trace time, or runs Elixir inside
+    # the program (`Nx.runtime_call/4`, a hook inside a while or a cond),
+    # falls back to Nx.Defn.Evaluator on EMLX.Backend for that defn.
+
+    alias Nx.Defn.Composite
+    alias EMLX.Backend, as: B
+    alias EMLX.Compiler.{Lower, Program}
+
+    @doc false
+    def __jit__(key, vars, fun, args_list, opts) do
+      __compile__(key, vars, fun, opts).(args_list)
+    end
+
+    @doc false
+    def __compile__(key, vars, fun, opts) do
+      device = device(opts)
+      hooks = Keyword.get(opts, :hooks, %{})
+      queue = opts[:command_queue]
+      flat_vars = Composite.flatten_list(vars)
+
+      site_key =
+        {:site, key, Enum.map(flat_vars, &{&1.type, &1.shape, &1.names, &1.vectorized_axes}),
+         device, Map.keys(hooks)}
+
+      compiled = EMLX.CompileCache.fetch(site_key, fn -> build(vars, fun, flat_vars, device) end)
+      runner(compiled, hooks, queue, device, key, vars, fun, opts)
+    end
+
+    @doc false
+    def __partitions_options__(opts) do
+      device = device(opts)
+
+      for _ <- 1..Keyword.get(opts, :max_concurrency, 1)//1 do
+        Keyword.put(opts, :command_queue, EMLX.CommandQueue.new!(device))
+      end
+    end
+
+    @doc false
+    def __to_backend__(opts), do: {B, device: device(opts)}
+
+    defp device(opts) do
+      case opts[:device] do
+        nil ->
+          case opts[:command_queue] do
+            %EMLX.CommandQueue{device: device} -> device
+            _ -> EMLX.default_device()
+          end
+
+        device ->
+          device
+      end
+    end
+
+    ## Building
+
+    # `{:program, program, output, n_outputs, hook_specs}` or
+    # `{:evaluator, reason}`; with the bytes of constants it holds.
+    defp build(vars, fun, flat_vars, device) do
+      expr = fun.(vars)
+      output = Composite.traverse(expr, &Nx.to_template/1)
+      expr = Composite.traverse(expr, &Nx.devectorize/1)
+
+      try do
+        {spec, n_out, hooks} = Lower.lower(expr, flat_vars, device)
+        hook_specs = Enum.map(hooks, fn {fun, value} -> {fun, Nx.to_template(value)} end)
+
+        program =
+          EMLX.CompileCache.fetch({:structure, structural_key(spec)}, fn ->
+            program = Program.compile(spec)
+            {program, program.bytes}
+          end)
+
+        {{:program, program, {output, expr}, n_out, hook_specs}, program.bytes}
+      catch
+        {:emlx_fallback, reason} -> {{:evaluator, reason}, 0}
+      end
+    end
+
+    # The spec with each constant replaced by its value (small ones) or its
+    # identity (large ones, over @by_value bytes: hashing them on every
+    # lookup would cost more than it saves).
+    @by_value 4096
+    defp structural_key({templates, nodes, outputs}) do
+      {templates, Enum.map(nodes, &node_key/1), outputs}
+    end
+
+    defp node_key({:constant, [t]}) do
+      {type, shape} = {EMLX.scalar_type(t), EMLX.shape(t)}
+
+      if Tuple.product(shape) <= @by_value do
+        {:constant, type, shape, EMLX.to_blob(t)}
+      else
+        {:constant, type, shape, t}
+      end
+    end
+
+    defp node_key({:while, [c, b, refs]}),
+      do: {:while, [structural_key(c), structural_key(b), refs]}
+
+    defp node_key({:cond, [preds, branches, ops]}),
+      do: {:cond, [preds, Enum.map(branches, &structural_key/1), ops]}
+
+    defp node_key(node), do: node
+
+    ## Running
+
+    defp runner({:evaluator, _reason}, _hooks, queue, _device, key, vars, fun, opts) do
+      previous = Nx.default_backend()
+      evaluated = Nx.Defn.Evaluator.__compile__(key, vars, fun, opts)
+
+      fn args_list ->
+        Nx.default_backend(B)
+
+        try do
+          with_queue(queue, fn -> evaluated.(args_list) end)
+        after
+          Nx.default_backend(previous)
+        end
+      end
+    end
+
+    defp runner(
+           {:program, program, {output, expr}, n_out, hook_specs},
+           hooks,
+           queue,
+           device,
+           _key,
+           _vars,
+           _fun,
+           _opts
+         ) do
+      fn [params] ->
+        inputs = Enum.map(params, fn param -> param.() |> Nx.devectorize() |> B.from_nx() end)
+        refs = with_queue(queue, fn -> Program.run(program, inputs, device) end)
+        {outs, hooked} = Enum.split(refs, n_out)
+        run_hooks(hook_specs, hooked, hooks)
+        [wrap(expr, output, outs)]
+      end
+    end
+
+    defp with_queue(nil, fun), do: fun.()
+    defp with_queue(queue, fun), do: EMLX.CommandQueue.with_queue(queue, fun)
+
+    defp run_hooks([], _refs, _hooks), do: :ok
+
+    defp run_hooks([{fun, template} | rest], refs, hooks) do
+      n = length(Composite.flatten_list([template]))
+      {mine, refs} = Enum.split(refs, n)
+
+      fun =
+        case fun do
+          {:named, name, default} -> hooks[name] || default
+          fun -> fun
+        end
+
+      if fun, do: fun.(wrap(template, template, mine))
+      run_hooks(rest, refs, hooks)
+    end
+
+    # The outputs as Nx tensors with `output`'s templates (vectorized axes
+    # included) in `expr`'s structure.
+    defp wrap(expr, output, refs) do
+      templates = Composite.flatten_list([output])
+
+      {result, {[], []}} =
+        Composite.traverse(expr, {refs, templates}, fn _t, {[ref | refs], [tmpl | tmpls]} ->
+          {%{tmpl | data: %B{ref: ref}}, {refs, tmpls}}
+        end)
+
+      result
+    end
+  end
+end
