@@ -65,8 +65,8 @@ typedef struct nif_program {
 typedef struct nif_resources {
   ErlNifResourceType *tensor;  /* nif_tensor */
   ErlNifResourceType *program; /* nif_program */
-  ErlNifResourceType *queue;  /* nif_queue */
-  ErlNifResourceType *blob;   /* emlx_array * keeping a zero-copy binary alive */
+  ErlNifResourceType *queue;   /* nif_queue */
+  ErlNifResourceType *blob;    /* emlx_array * keeping a zero-copy binary alive */
 } nif_resources;
 
 extern nif_resources nif_res;

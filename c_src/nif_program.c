@@ -346,8 +346,9 @@ static bool run_cond(spec_ctx *s, ErlNifEnv *env, size_t node, const ERL_NIF_TER
   bool ok = false;
   emlx_program **branches = NULL;
   if (!enif_get_list_length(env, args[1], &nb) || nb != np + 1) {
-    spec_fail(s, "node %zu (cond): expects a list of %u branch specs (one per predicate, then "
-                 "the else)",
+    spec_fail(s,
+              "node %zu (cond): expects a list of %u branch specs (one per predicate, then "
+              "the else)",
               node, np + 1);
     goto out;
   }
@@ -630,8 +631,8 @@ static ERL_NIF_TERM template_list(ErlNifEnv *env, const emlx_program *p, size_t 
     for (int d = 0; d < t.ndim; d++)
       dims[d] = enif_make_int64(env, t.shape[d]);
     ERL_NIF_TERM shape = enif_make_tuple_from_array(env, dims, (unsigned)t.ndim);
-    list = enif_make_list_cell(env, enif_make_tuple2(env, nif_dtype_term(env, t.dtype), shape),
-                               list);
+    list =
+        enif_make_list_cell(env, enif_make_tuple2(env, nif_dtype_term(env, t.dtype), shape), list);
   }
   return list;
 }
@@ -646,9 +647,9 @@ NIF_HANDLER(h_program_stats) {
                                      "fused_regions", "fused_ops", "constants",  "cse_merged",
                                      "noops_removed", "work",      "inputs",     "outputs"};
   ERL_NIF_TERM k[12], v[12];
-  const uint64_t nums[] = {info.ninputs,   info.noutputs,      info.traced_ops, info.steps,
-                           info.fused_regions, info.fused_ops, info.constants,  info.cse_merged,
-                           info.noops_removed};
+  const uint64_t nums[] = {info.ninputs,   info.noutputs,      info.traced_ops,
+                           info.steps,     info.fused_regions, info.fused_ops,
+                           info.constants, info.cse_merged,    info.noops_removed};
   for (int i = 0; i < 12; i++)
     k[i] = enif_make_atom(env, keys[i]);
   for (int i = 0; i < 9; i++)

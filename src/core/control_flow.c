@@ -216,8 +216,8 @@ int emlx_while(const emlx_program *cond, const emlx_program *body, emlx_array *c
 int emlx_cond(emlx_array *const *preds, size_t nclauses, const emlx_program *const *branches,
               emlx_array *const *operands, size_t nops, emlx_array **out, size_t nout) {
   if (!branches || !out || (nclauses && !preds) || (nops && !operands))
-    return EMLX_FAIL("cond: the %s list is NULL", !branches ? "branch"
-                                                  : !out    ? "output"
+    return EMLX_FAIL("cond: the %s list is NULL", !branches              ? "branch"
+                                                  : !out                 ? "output"
                                                   : (nclauses && !preds) ? "predicate"
                                                                          : "operand");
   if (nclauses > (1u << 16) || nops > (1u << 16) || nout == 0 || nout > (1u << 16))
@@ -266,16 +266,16 @@ int emlx_cond(emlx_array *const *preds, size_t nclauses, const emlx_program *con
     ins[nclauses + k] = operands[k];
   for (size_t o = 0; o < nout; o++)
     tpl[o] = out_info(branches[0], o);
-  int rc = make_node(EMLX_PRIM_COND, (int32_t)nclauses, (int32_t)nops,
-                     (emlx_program *const *)branches, (int)nclauses + 1, ins, (int)nin, tpl,
-                     (int)nout, out);
+  int rc =
+      make_node(EMLX_PRIM_COND, (int32_t)nclauses, (int32_t)nops, (emlx_program *const *)branches,
+                (int)nclauses + 1, ins, (int)nin, tpl, (int)nout, out);
   free(ins);
   free(tpl);
   return rc;
 }
 
-int emlx_program_call(const emlx_program *p, emlx_array *const *inputs, size_t n,
-                      emlx_array **out, size_t nout) {
+int emlx_program_call(const emlx_program *p, emlx_array *const *inputs, size_t n, emlx_array **out,
+                      size_t nout) {
   if (!p)
     return EMLX_FAIL("program_call: the program is NULL");
   if (nout != p->noutputs)

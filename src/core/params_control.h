@@ -41,8 +41,7 @@ int64_t emlx__control_work(const void *params, emlx_prim prim);
 
 /* The kernels (registered in src/cpu/backend.c). */
 struct emlx_node;
-int emlx__kernel_while(const struct emlx_node *node, emlx_array *const *in,
-                       emlx_array *const *out);
+int emlx__kernel_while(const struct emlx_node *node, emlx_array *const *in, emlx_array *const *out);
 int emlx__kernel_cond(const struct emlx_node *node, emlx_array *const *in, emlx_array *const *out);
 
 #endif

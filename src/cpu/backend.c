@@ -52,8 +52,8 @@ const emlx_backend emlx_cpu_backend = {
          EMLX_CPU_ELEMENTWISE_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
              EMLX_CPU_WINDOW_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
                  EMLX_CPU_FFT_KERNELS EMLX_CPU_BITS_KERNELS
-         /* control flow: kernels that run programs (src/core/control_flow.c) */
-         [EMLX_PRIM_WHILE] = emlx__kernel_while,
+                     /* control flow: kernels that run programs (src/core/control_flow.c) */
+                     [EMLX_PRIM_WHILE] = emlx__kernel_while,
          [EMLX_PRIM_COND] = emlx__kernel_cond},
     .fuse_supports = emlx_cpu_fuse_supports,
     .fuse_compile = emlx_cpu_fuse_compile,
