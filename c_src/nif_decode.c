@@ -565,6 +565,14 @@ bool nif_decode_arg(nif_call *c, char kind, ERL_NIF_TERM term, int index, nif_ar
       return false;
     }
     return true;
+  case 'P':
+    if (!enif_get_resource(env, term, nif_res.program, (void **)&a->program)) {
+      *err = bad_arg(c, index, "a compiled program (from program_compile)", term);
+      return false;
+    }
+    return true;
+  case 'z': /* any term: the handler decodes it */
+    return true;
   case 'k':
     if (!enif_is_ref(env, term)) {
       *err = bad_arg(c, index, "a reference", term);
