@@ -31,6 +31,11 @@ defmodule EMLX.Conformance.Formatter do
     {:noreply, state}
   end
 
+  def handle_cast({:test_started, %ExUnit.Test{} = test}, state) do
+    if System.get_env("CONFORMANCE_TRACE"), do: IO.puts("START #{inspect(test.module)} #{test.name}")
+    {:noreply, state}
+  end
+
   def handle_cast(_event, state), do: {:noreply, state}
 
   defp report(tests) do
@@ -110,9 +115,6 @@ files =
       files
   end
 
-Nx.default_backend(EMLX.Backend)
-Nx.Defn.global_default_options(compiler: EMLX)
-
 ExUnit.start(
   autorun: false,
   formatters: [EMLX.Conformance.Formatter],
@@ -120,6 +122,18 @@ ExUnit.start(
   assert_receive_timeout: 1000,
   max_cases: 1
 )
+
+# Nx's test support implements Nx's protocols: use them unconsolidated, as
+# Nx's own test run does.
+consolidated = Mix.Project.consolidation_path()
+
+for beam <- Path.wildcard(Path.join(consolidated, "*.beam")) do
+  protocol = beam |> Path.basename(".beam") |> String.to_atom()
+  :code.purge(protocol)
+  :code.delete(protocol)
+end
+
+Code.delete_path(consolidated)
 
 for support <- Path.wildcard(Path.join(test_dir, "support/*.ex")) do
   Code.require_file(support)
@@ -136,5 +150,9 @@ for file <- files do
   Code.require_file(copy)
 end
 
+# After loading: the files build tensors into module attributes at compile
+# time, which must be Nx.BinaryBackend's (they are escaped into the code).
+Nx.global_default_backend(EMLX.Backend)
+Nx.Defn.global_default_options(compiler: EMLX)
 ExUnit.run()
 File.rm_rf!(tmp)

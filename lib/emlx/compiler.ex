@@ -68,7 +68,7 @@ if Code.ensure_loaded?(Nx) do
 
     ## Building
 
-    # `{:program, program, output, n_outputs, hook_specs}` or
+    # `{:program, program, output_templates, n_outputs, hook_specs}` or
     # `{:evaluator, reason}`; with the bytes of constants it holds.
     defp build(vars, fun, flat_vars, device) do
       expr = fun.(vars)
@@ -77,7 +77,11 @@ if Code.ensure_loaded?(Nx) do
 
       try do
         {spec, n_out, hooks} = Lower.lower(expr, flat_vars, device)
-        hook_specs = Enum.map(hooks, fn {fun, value} -> {fun, Nx.to_template(value)} end)
+
+        hook_specs =
+          Enum.map(hooks, fn {fun, value} ->
+            {fun, Composite.traverse(value, &Nx.to_template/1)}
+          end)
 
         program =
           EMLX.CompileCache.fetch({:structure, structural_key(spec)}, fn ->
@@ -85,7 +89,7 @@ if Code.ensure_loaded?(Nx) do
             {program, program.bytes}
           end)
 
-        {{:program, program, {output, expr}, n_out, hook_specs}, program.bytes}
+        {{:program, program, output, n_out, hook_specs}, program.bytes}
       catch
         {:emlx_fallback, reason} -> {{:evaluator, reason}, 0}
       end
@@ -135,7 +139,7 @@ if Code.ensure_loaded?(Nx) do
     end
 
     defp runner(
-           {:program, program, {output, expr}, n_out, hook_specs},
+           {:program, program, output, n_out, hook_specs},
            hooks,
            queue,
            device,
@@ -149,7 +153,7 @@ if Code.ensure_loaded?(Nx) do
         refs = with_queue(queue, fn -> Program.run(program, inputs, device) end)
         {outs, hooked} = Enum.split(refs, n_out)
         run_hooks(hook_specs, hooked, hooks)
-        [wrap(expr, output, outs)]
+        [wrap(output, outs)]
       end
     end
 
@@ -168,18 +172,17 @@ if Code.ensure_loaded?(Nx) do
           fun -> fun
         end
 
-      if fun, do: fun.(wrap(template, template, mine))
+      if fun, do: fun.(wrap(template, mine))
       run_hooks(rest, refs, hooks)
     end
 
     # The outputs as Nx tensors with `output`'s templates (vectorized axes
-    # included) in `expr`'s structure.
-    defp wrap(expr, output, refs) do
-      templates = Composite.flatten_list([output])
-
-      {result, {[], []}} =
-        Composite.traverse(expr, {refs, templates}, fn _t, {[ref | refs], [tmpl | tmpls]} ->
-          {%{tmpl | data: %B{ref: ref}}, {refs, tmpls}}
+    # included). Only templates are kept with a program: an expression copied
+    # into the cache's table would lose its sharing (and can be exponential).
+    defp wrap(output, refs) do
+      {result, []} =
+        Composite.traverse(output, refs, fn tmpl, [ref | refs] ->
+          {%{tmpl | data: %B{ref: ref}}, refs}
         end)
 
       result
