@@ -33,13 +33,56 @@ if Code.ensure_loaded?(Nx) do
       queue = opts[:command_queue]
       flat_vars = Composite.flatten_list(vars)
 
-      site_key =
-        {:site, key, Enum.map(flat_vars, &{&1.type, &1.shape, &1.names, &1.vectorized_axes}),
-         device, Map.keys(hooks)}
+      build = fn -> build(vars, fun, flat_vars, device) end
 
-      compiled = EMLX.CompileCache.fetch(site_key, fn -> build(vars, fun, flat_vars, device) end)
+      compiled =
+        case site_key(key) do
+          nil ->
+            {compiled, _bytes} = build.()
+            compiled
+
+          site ->
+            templates = Enum.map(flat_vars, &{&1.type, &1.shape, &1.names, &1.vectorized_axes})
+            EMLX.CompileCache.fetch({:site, site, templates, device, Map.keys(hooks)}, build)
+        end
+
       runner(compiled, hooks, queue, device, key, vars, fun, opts)
     end
+
+    # The function's identity as a cache key. A closure's environment is
+    # part of it; one too big to copy into the cache's table (a copy loses
+    # the sharing of, say, a captured expression) is not cached by call site
+    # (its program is still found by structure).
+    @max_env_words 4096
+    defp site_key(fun) when is_function(fun) do
+      case Function.info(fun, :env) do
+        {:env, []} ->
+          fun
+
+        {:env, env} ->
+          if budget(env, @max_env_words) == :over, do: nil, else: fun
+      end
+    end
+
+    defp site_key(other), do: other
+
+    # What is left of `n` after counting the term's words without sharing (the
+    # size of its copy), or :over; stops as soon as the budget is spent.
+    defp budget(_term, n) when n < 0, do: :over
+    defp budget(_term, :over), do: :over
+
+    defp budget(term, n) when is_tuple(term),
+      do: term |> Tuple.to_list() |> budget(n - 1)
+
+    defp budget([head | tail], n), do: budget(tail, budget(head, n - 1))
+    defp budget(map, n) when is_map(map), do: map |> Map.to_list() |> budget(n - 1)
+
+    defp budget(fun, n) when is_function(fun) do
+      {:env, env} = Function.info(fun, :env)
+      budget(env, n - 1)
+    end
+
+    defp budget(_term, n), do: n - 1
 
     @doc false
     def __partitions_options__(opts) do
@@ -64,6 +107,38 @@ if Code.ensure_loaded?(Nx) do
         device ->
           device
       end
+    end
+
+    @doc false
+    # The program spec `fun` lowers to for `args` (tensors or templates), or
+    # `{:evaluator, reason}`: for tests and debugging.
+    def __spec__(fun, args, opts \\ []) do
+      device = device(opts)
+      {fun, params, _templates, _flatten} = Nx.Defn.Compiler.to_lazy_params(fun, args)
+
+      expr =
+        Nx.Defn.Compiler.__compile__(fun, params, compiler: __MODULE__.Tracer)
+        |> then(fn tracer -> tracer.(nil) end)
+
+      expr = Composite.traverse(expr, &Nx.devectorize/1)
+
+      try do
+        {spec, _n_out, _hooks} = Lower.lower(expr, Composite.flatten_list(params), device)
+        spec
+      catch
+        {:emlx_fallback, reason} -> {:evaluator, reason}
+      end
+    end
+
+    defmodule Tracer do
+      @moduledoc false
+      # A compiler that only hands back the traced expression (for __spec__/3).
+      @behaviour Nx.Defn.Compiler
+      def __jit__(_key, vars, fun, _args, _opts), do: fun.(vars)
+      def __compile__(_key, vars, fun, _opts), do: fn _ -> fun.(vars) end
+      def __partitions_options__(opts), do: [opts]
+      def __to_backend__(_opts), do: {Nx.BinaryBackend, []}
+      def __shard_jit__(_key, _mesh, vars, fun, _args, _opts), do: fun.(vars)
     end
 
     ## Building

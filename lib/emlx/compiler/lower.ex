@@ -179,7 +179,7 @@ if Code.ensure_loaded?(Nx) do
 
           {:named, name, default} ->
             if state.depth > 0, do: fallback!("a hook inside a while or a cond")
-            %{state | hooks: [{{name, default}, hooked} | state.hooks]}
+            %{state | hooks: [{{:named, name, default}, hooked} | state.hooks]}
 
           fun ->
             if state.depth > 0, do: fallback!("a hook inside a while or a cond")
