@@ -11,11 +11,49 @@
 # returns the expression instead of running it) are left as they are.
 # Nothing of Nx's is written into this repository.
 #
+# Nx's tests compare results with `assert left == right`, which compares
+# tensors as structs: with EMLX.Backend as the default backend two equal
+# tensors differ by their engine references. In the copies `assert/1` is
+# EMLX.Conformance.Assert's, which copies every tensor on both sides of an
+# `==` to Nx.BinaryBackend first (values, types, shapes and names are then
+# compared exactly as Nx's own run compares them); every other assertion is
+# ExUnit's.
+#
 # Prints one line per file (`run`, `passed`, `failed`, `skipped`) and each
 # failure with the first line of its error; the last line is
 # `conformance: run=N passed=P failed=F`. With CONFORMANCE_JSON=path the
 # per-test results are also written there (one `file<TAB>test<TAB>state`
 # line each) for test/emlx/nx/nx_defn_conformance_test.exs.
+
+defmodule EMLX.Conformance.Assert do
+  @moduledoc false
+
+  defmacro assert({:==, meta, [left, right]}) do
+    quote do
+      ExUnit.Assertions.assert(
+        unquote(
+          {:==, meta,
+           [
+             quote(do: EMLX.Conformance.Assert.binary(unquote(left))),
+             quote(do: EMLX.Conformance.Assert.binary(unquote(right)))
+           ]}
+        )
+      )
+    end
+  end
+
+  defmacro assert(expr) do
+    quote(do: ExUnit.Assertions.assert(unquote(expr)))
+  end
+
+  def binary(%Nx.Tensor{data: %Nx.Defn.Expr{}} = t), do: t
+  def binary(%Nx.Tensor{} = t), do: Nx.backend_copy(t, Nx.BinaryBackend)
+  def binary(tuple) when is_tuple(tuple), do: tuple |> Tuple.to_list() |> Enum.map(&binary/1) |> List.to_tuple()
+  def binary(list) when is_list(list), do: Enum.map(list, &binary/1)
+  def binary(%_{} = struct), do: struct
+  def binary(map) when is_map(map), do: Map.new(map, fn {k, v} -> {k, binary(v)} end)
+  def binary(other), do: other
+end
 
 defmodule EMLX.Conformance.Formatter do
   use GenServer
@@ -144,6 +182,13 @@ tmp = Path.join(System.tmp_dir!(), "emlx_conformance_#{System.pid()}")
 for file <- files do
   source = File.read!(Path.join(test_dir, file))
   rewritten = Regex.replace(~r/compiler: (Nx\.Defn\.)?Evaluator\b/, source, "compiler: EMLX")
+
+  rewritten =
+    Regex.replace(
+      ~r/^(\s*use (ExUnit\.Case|Nx\.Case)\b.*)$/m,
+      rewritten,
+      "\\1\nimport ExUnit.Assertions, except: [assert: 1]\nimport EMLX.Conformance.Assert\n"
+    )
   copy = Path.join([tmp, "emlx_conformance", file])
   File.mkdir_p!(Path.dirname(copy))
   File.write!(copy, rewritten)

@@ -28,6 +28,17 @@ if Code.ensure_loaded?(Nx) do
 
     @doc false
     def __compile__(key, vars, fun, opts) do
+      if EMLX.Compiler.Recorder.recording?() do
+        # A defn called by a backend op while another defn is lowered: its
+        # ops are recorded into the enclosing program as the Evaluator runs
+        # them (running a program here would compute on placeholders).
+        Nx.Defn.Evaluator.__compile__(key, vars, fun, opts)
+      else
+        compile(key, vars, fun, opts)
+      end
+    end
+
+    defp compile(key, vars, fun, opts) do
       device = device(opts)
       hooks = Keyword.get(opts, :hooks, %{})
       queue = opts[:command_queue]

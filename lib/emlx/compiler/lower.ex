@@ -48,6 +48,7 @@ if Code.ensure_loaded?(Nx) do
         hooks: []
       }
 
+      previous = Process.delete(Recorder.key())
       Recorder.push(Enum.map(placeholders, &elem(&1, 0)))
 
       try do
@@ -62,6 +63,7 @@ if Code.ensure_loaded?(Nx) do
         {spec, length(outputs), hooks}
       after
         Recorder.abort()
+        if previous, do: Process.put(Recorder.key(), previous)
       end
     end
 
@@ -279,11 +281,12 @@ if Code.ensure_loaded?(Nx) do
           {Recorder.pop(), tags, out}
         end)
 
+      # The captures of every branch, with their templates: each branch
+      # takes them all as its inputs.
       caps =
         branches
         |> Enum.flat_map(fn {scope, _, _} -> Recorder.captures(scope) end)
-        |> Enum.map(&elem(&1, 0))
-        |> Enum.uniq()
+        |> Enum.uniq_by(&elem(&1, 0))
 
       specs =
         Enum.map(branches, fn {scope, tags, _} -> elem(Recorder.finish(scope, tags, caps), 0) end)
@@ -295,7 +298,7 @@ if Code.ensure_loaded?(Nx) do
       {_, _, first_out} = hd(branches)
       out_templates = first_out |> flat_refs() |> Enum.map(&Recorder.template/1)
       results = Enum.map(out_templates, &placeholder_for(&1, state.device))
-      Recorder.put_node(:cond, [pred_tags, specs, caps], results)
+      Recorder.put_node(:cond, [pred_tags, specs, Enum.map(caps, &elem(&1, 0))], results)
       {rebuild(first_out, results), caches, state}
     end
 

@@ -214,9 +214,16 @@ defmodule EMLX.Compiler.Recorder do
   # tags) fixes that order when several scopes must share one input list.
   def finish(scope, output_tags, order \\ nil) do
     caps = Enum.reverse(scope.caps)
-    order = order || Enum.map(caps, &elem(&1, 0))
+    # `order` may carry the templates ({tag, template}): captures of other
+    # scopes that share this input list.
+    {order, cap_templates} =
+      case order do
+        nil -> {Enum.map(caps, &elem(&1, 0)), Map.new(caps)}
+        [{{:"$v", _, _}, _} | _] -> {Enum.map(order, &elem(&1, 0)), Map.new(order ++ caps)}
+        order -> {order, Map.new(caps)}
+      end
+
     position = order |> Enum.with_index() |> Map.new()
-    cap_templates = Map.new(caps)
     cap_tags = caps |> Enum.map(&elem(&1, 0)) |> List.to_tuple()
     base = scope.n_in + length(order)
 
