@@ -235,7 +235,7 @@ static bool run_row(spec_ctx *s, ErlNifEnv *env, const char *op, size_t node, ER
     return false;
   }
   for (size_t k = 0; k < len; k++)
-    if (row->sig[k] == 'P' || row->sig[k] == 'z' || row->sig[k] == 'r') {
+    if (strchr("PzLr", row->sig[k])) {
       spec_fail(s, "node %zu (%s): %s is not a graph op", node, op, op);
       return false;
     }
@@ -593,8 +593,20 @@ static emlx_program *compile_spec(spec_ctx *s, ERL_NIF_TERM spec, emlx_array *co
   s->depth++;
   p = emlx_compile(trace, &tc, tpl, n, nout);
   s->depth--;
-  if (!p)
-    spec_fail(s, "%s: %s", where, emlx_last_error());
+  if (!p && s->err[0] && s->depth > 0) { /* a node's message: say where the spec is */
+    char inner[sizeof s->err];
+    memcpy(inner, s->err, sizeof inner);
+    size_t w = strlen(where);
+    if (w + 2 < sizeof s->err) { /* where, then as much of the inner message as fits */
+      memcpy(s->err, where, w);
+      memcpy(s->err + w, ": ", 2);
+      size_t room = sizeof s->err - w - 3, len = strlen(inner);
+      memcpy(s->err + w + 2, inner, len < room ? len : room);
+      s->err[w + 2 + (len < room ? len : room)] = '\0';
+    }
+  } else if (!p && !s->err[0]) {
+    spec_fail(s, "%s: %s", s->depth > 0 ? where : "the spec", emlx_last_error());
+  }
 out:
   enif_free(tpl);
   enif_free(dims);
@@ -607,9 +619,9 @@ NIF_HANDLER(h_program_compile) {
   if (nif_on_normal_scheduler())
     return nif_reschedule_dirty(c); /* tracing and constants may take milliseconds */
   spec_ctx s = {.call = c, .err = "", .depth = 0};
-  emlx_program *p = compile_spec(&s, a[0].term, NULL, 0, "spec");
-  if (!p)
-    return nif_error(c, "%s", s.err[0] ? s.err : emlx_last_error());
+  emlx_program *p = compile_spec(&s, a[0].term, NULL, 0, "the spec");
+  if (!p) /* every failure is the spec's: name the argument, as the decoder does */
+    return nif_error(c, "argument 1: %s", s.err[0] ? s.err : emlx_last_error());
   nif_program *res = enif_alloc_resource(nif_res.program, sizeof *res);
   if (!res) {
     emlx_program_release(p);
@@ -720,42 +732,6 @@ static void run_done(int status, const char *error, void *user) {
   run_job_free(j);
 }
 
-/* The inputs list as retained arrays (enif_alloc'd); false with *err. */
-static bool get_inputs(nif_call *c, ERL_NIF_TERM list, emlx_array ***out, unsigned *n,
-                       ERL_NIF_TERM *err) {
-  if (!enif_get_list_length(c->env, list, n)) {
-    *err = nif_error(c, "argument 2: expected a list of tensors");
-    return false;
-  }
-  *out = enif_alloc((*n ? *n : 1) * sizeof **out);
-  if (!*out) {
-    *err = nif_error(c, "argument 2: out of memory");
-    return false;
-  }
-  ERL_NIF_TERM head, tail = list;
-  for (unsigned k = 0; k < *n; k++) {
-    enif_get_list_cell(c->env, tail, &head, &tail);
-    nif_arg t;
-    if (!nif_decode_arg(c, 't', head, 1, &t, err)) {
-      for (unsigned q = 0; q < k; q++)
-        emlx_release((*out)[q]);
-      enif_free(*out);
-      return false;
-    }
-    if (t.device != EMLX_CPU) {
-      emlx_release(t.array);
-      for (unsigned q = 0; q < k; q++)
-        emlx_release((*out)[q]);
-      enif_free(*out);
-      *err = nif_error(c, "argument 2: input %u is on %s; programs run on the cpu", k,
-                       emlx_device_name(t.device));
-      return false;
-    }
-    (*out)[k] = t.array;
-  }
-  return true;
-}
-
 /* May the run happen on the calling scheduler? */
 static bool may_run_inline(const nif_queue *q, const emlx_program_info *info,
                            emlx_array *const *ins, size_t n) {
@@ -780,11 +756,11 @@ NIF_HANDLER(h_program_run) {
   if (q->device != EMLX_CPU)
     return nif_error(c, "argument 3: the queue is on %s; programs run on the cpu",
                      emlx_device_name(q->device));
-  emlx_array **ins;
-  unsigned n;
-  ERL_NIF_TERM err;
-  if (!get_inputs(c, a[1].term, &ins, &n, &err))
-    return err;
+  emlx_array **ins = a[1].arrays; /* borrowed: the decoded argument holds them */
+  unsigned n = (unsigned)a[1].n;
+  if (n > 0 && a[1].device != EMLX_CPU)
+    return nif_error(c, "argument 2: the inputs are on %s; programs run on the cpu",
+                     emlx_device_name(a[1].device));
   ERL_NIF_TERM result;
   emlx_array **outs = enif_alloc(info.noutputs * sizeof *outs);
   if (!outs) {
@@ -838,8 +814,5 @@ NIF_HANDLER(h_program_run) {
   }
   result = nif_atom.ok;
 out:
-  for (unsigned k = 0; k < n; k++)
-    emlx_release(ins[k]);
-  enif_free(ins);
   return result;
 }
