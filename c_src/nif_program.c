@@ -106,24 +106,28 @@ typedef struct trace_ctx {
   ERL_NIF_TERM nodes, outputs;
 } trace_ctx;
 
-/* {:ref, i} with i in the table: the value; else NULL with the error set. */
+/* {:ref, i} with i in the table: the value; else NULL with the error set.
+ * node/op name the node for the message (op "output": output node). */
 static emlx_array *get_ref(spec_ctx *s, ErlNifEnv *env, const value_table *t, ERL_NIF_TERM term,
                            size_t node, const char *op) {
   int arity;
   const ERL_NIF_TERM *el;
-  char name[8];
+  char name[8], at[96];
   ErlNifSInt64 i;
+  if (strcmp(op, "output") == 0)
+    snprintf(at, sizeof at, "output %zu", node);
+  else
+    snprintf(at, sizeof at, "node %zu (%s)", node, op);
   if (!enif_get_tuple(env, term, &arity, &el) || arity != 2 ||
       !enif_get_atom(env, el[0], name, sizeof name, ERL_NIF_LATIN1) || strcmp(name, "ref") != 0 ||
       !enif_get_int64(env, el[1], &i)) {
     char got[128];
     enif_snprintf(got, sizeof got, "%T", term);
-    spec_fail(s, "node %zu (%s): expected {:ref, index}, got: %s", node, op, got);
+    spec_fail(s, "%s: expected {:ref, index}, got: %s", at, got);
     return NULL;
   }
   if (i < 0 || (uint64_t)i >= t->n) {
-    spec_fail(s, "node %zu (%s): {:ref, %lld} is not a value yet (%zu values so far)", node, op,
-              (long long)i, t->n);
+    spec_fail(s, "%s: {:ref, %lld} is not a value yet (%zu values so far)", at, (long long)i, t->n);
     return NULL;
   }
   return t->v[i];
@@ -768,7 +772,8 @@ NIF_HANDLER(h_program_run) {
     goto out;
   }
   if (n != info.ninputs) {
-    result = nif_error(c, "argument 2: the program takes %zu inputs, given %u", info.ninputs, n);
+    result = nif_error(c, "argument 2: the program takes %lu inputs, given %u",
+                       (unsigned long)info.ninputs, n);
     enif_free(outs);
     goto out;
   }
