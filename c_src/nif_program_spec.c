@@ -439,7 +439,7 @@ static int trace(void *vctx, emlx_array *const *inputs, size_t ninputs, emlx_arr
     }
     bool ok;
     if (strcmp(op, "constant") == 0 || strcmp(op, "while") == 0 || strcmp(op, "cond") == 0) {
-      unsigned want = op[0] == 'c' && op[1] == 'o' && op[2] == 'n' && op[3] == 's' ? 1 : 3;
+      unsigned want = strcmp(op, "constant") == 0 ? 1 : 3;
       if (nargs != want) {
         spec_fail(s, "node %zu (%s): takes %u arguments, given %u", node, op, want, nargs);
         goto out;
