@@ -62,7 +62,7 @@ static bool check_devices(nif_call *c, const nif_arg *args, int n, ERL_NIF_TERM 
     char k = c->row->sig[i];
     if (is_tensor_kind(k) && args[i].array)
       dev = args[i].device;
-    else if (k == 'T' && args[i].n > 0)
+    else if ((k == 'T' || k == 'L') && args[i].n > 0)
       dev = args[i].device;
     else
       continue;

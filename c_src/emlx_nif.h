@@ -226,5 +226,8 @@ ERL_NIF_TERM nif_call_row(ErlNifEnv *env, const nif_row *row, int argc, const ER
 void nif_inline_limits(int64_t *max_nodes, int64_t *max_work);
 /* The program resource's destructor (nif_program.c). */
 void nif_program_dtor(ErlNifEnv *env, void *obj);
+/* Compiles a program spec (nif_program_spec.c) for call c, or NULL with the
+ * message in err. */
+emlx_program *nif_program_from_spec(nif_call *c, ERL_NIF_TERM spec, char *err, size_t errlen);
 
 #endif

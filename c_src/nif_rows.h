@@ -16,6 +16,7 @@
  *   d device atom                   B binary               S short string
  *   q command queue                 k reference (the reply tag of a job)
  *   P compiled program              z any term (decoded by the handler)
+ *   L list of tensors, maybe empty
  *
  * Adding a function is one row here plus its handler; lib/emlx/nif.ex reads
  * this file at compile time to define the Erlang stubs, so the two cannot
@@ -254,6 +255,6 @@
   /* ---- programs: compiled once, replayed (nif_program.c) ------------------ */                  \
   X(program_compile, "program_compile", "z", 0, h_program_compile)                                 \
   X(program_stats, "program_stats", "P", 0, h_program_stats)                                       \
-  X(program_run, "program_run", "Pzqk", 0, h_program_run)
+  X(program_run, "program_run", "PLqk", 0, h_program_run)
 
 #endif

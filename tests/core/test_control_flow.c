@@ -18,8 +18,11 @@
  *
  * Also: nesting (a while inside a cond branch inside a while), zero-iteration
  * loops, program references held by the nodes after the caller released
- * its own, and the errors: mismatched templates, non-scalar predicates,
+ * its own, program templates, six threads replaying one loop program, and
+ * the errors: mismatched templates, non-scalar predicates,
  * wrong counts, NULLs, the iteration bound. CTest runs it at every ISA level. */
+#include <pthread.h>
+
 #include "test_util.h"
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -677,6 +680,66 @@ static void test_errors(void) {
   emlx_program_release(ok), emlx_program_release(one_out);
 }
 
+/* ---- templates, and one program with a loop run from several threads ------------------- */
+
+static void test_templates(void) {
+  int64_t shape[2] = {3, 5};
+  emlx_template t[2] = {tpl_s64, {EMLX_FLOAT32, 2, shape}};
+  emlx_program *p = emlx_compile(tr_bump, NULL, t, 2, 2);
+  if (!CHECK_NOT_NULL(p))
+    return;
+  emlx_template got;
+  CHECK_OK(emlx_program_input_template(p, 1, &got));
+  CHECK(got.dtype == EMLX_FLOAT32 && got.ndim == 2 && got.shape[0] == 3 && got.shape[1] == 5);
+  CHECK_OK(emlx_program_output_template(p, 0, &got));
+  CHECK(got.dtype == EMLX_INT64 && got.ndim == 0);
+  CHECK_FAILS(emlx_program_input_template(p, 2, &got));
+  CHECK_FAILS(emlx_program_output_template(p, 2, &got));
+  CHECK_FAILS(emlx_program_output_template(NULL, 0, &got));
+  CHECK_FAILS(emlx_program_input_template(p, 0, NULL));
+  emlx_program_release(p);
+}
+
+typedef struct thread_arg {
+  const emlx_program *p;
+  int64_t first;
+  int bad;
+} thread_arg;
+
+static void *run_squares(void *v) {
+  thread_arg *a = v;
+  for (int64_t n = a->first; n < a->first + 40; n++) {
+    emlx_array *x = s64(n), *y = NULL;
+    if (emlx_program_run(a->p, &x, 1, &y, 1) != 0 || read_i64(y) != squares_ref(n))
+      a->bad++;
+    emlx_release(x);
+    emlx_release(y);
+  }
+  return NULL;
+}
+
+static void test_threads(void) {
+  loop_ctx lc = {squares_cond(), squares_body()};
+  emlx_program *p =
+      lc.cond && lc.body ? emlx_compile(tr_squares_program, &lc, &tpl_s64, 1, 1) : NULL;
+  emlx_program_release(lc.cond);
+  emlx_program_release(lc.body);
+  if (!CHECK_NOT_NULL(p))
+    return;
+  enum { NT = 6 };
+  pthread_t th[NT];
+  thread_arg args[NT];
+  for (int k = 0; k < NT; k++) {
+    args[k] = (thread_arg){p, 17 * k, 0};
+    CHECK(pthread_create(&th[k], NULL, run_squares, &args[k]) == 0);
+  }
+  for (int k = 0; k < NT; k++) {
+    pthread_join(th[k], NULL);
+    CHECK_MSG(args[k].bad == 0, "thread %d: %d wrong or failed runs", k, args[k].bad);
+  }
+  emlx_program_release(p);
+}
+
 int main(void) {
   test_while_sum_of_squares();
   test_while_decode_cache();
@@ -686,5 +749,7 @@ int main(void) {
   test_nested();
   test_program_call();
   test_errors();
+  test_templates();
+  test_threads();
   return tu_finish();
 }
