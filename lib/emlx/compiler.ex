@@ -170,12 +170,20 @@ if Code.ensure_loaded?(Nx) do
           end)
 
         program =
-          EMLX.CompileCache.fetch({:structure, structural_key(spec)}, fn ->
-            program = Program.compile(spec)
-            {program, program.bytes}
-          end)
+          case spec do
+            # Nothing to compute (the defn returns no tensor).
+            {_templates, _nodes, []} ->
+              nil
 
-        {{:program, program, output, n_out, hook_specs}, program.bytes}
+            spec ->
+              EMLX.CompileCache.fetch({:structure, structural_key(spec)}, fn ->
+                program = Program.compile(spec)
+                {program, program.bytes}
+              end)
+          end
+
+        bytes = if program, do: program.bytes, else: 0
+        {{:program, program, output, n_out, hook_specs}, bytes}
       catch
         {:emlx_fallback, reason} -> {{:evaluator, reason}, 0}
       end
@@ -236,7 +244,12 @@ if Code.ensure_loaded?(Nx) do
          ) do
       fn [params] ->
         inputs = Enum.map(params, fn param -> param.() |> Nx.devectorize() |> B.from_nx() end)
-        refs = with_queue(queue, fn -> Program.run(program, inputs, device) end)
+
+        refs =
+          if program,
+            do: with_queue(queue, fn -> Program.run(program, inputs, device) end),
+            else: []
+
         {outs, hooked} = Enum.split(refs, n_out)
         run_hooks(hook_specs, hooked, hooks)
         [wrap(output, outs)]
