@@ -53,7 +53,8 @@ defmodule EMLX.Conformance.Assert do
     do: tuple |> Tuple.to_list() |> Enum.map(&binary/1) |> List.to_tuple()
 
   def binary(list) when is_list(list), do: Enum.map(list, &binary/1)
-  def binary(%_{} = struct), do: struct
+  def binary(%Complex{} = c), do: c
+  def binary(%_{} = struct), do: Map.merge(struct, binary(Map.from_struct(struct)))
   def binary(map) when is_map(map), do: Map.new(map, fn {k, v} -> {k, binary(v)} end)
   def binary(other), do: other
 end

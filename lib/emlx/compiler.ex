@@ -53,7 +53,13 @@ if Code.ensure_loaded?(Nx) do
             compiled
 
           site ->
-            templates = Enum.map(flat_vars, &{&1.type, &1.shape, &1.names, &1.vectorized_axes})
+            # The containers' structure too (map keys, tuples): two calls with
+            # the same tensors in different containers are different programs.
+            templates =
+              Enum.map(vars, fn var ->
+                Composite.traverse(var, &{&1.type, &1.shape, &1.names, &1.vectorized_axes})
+              end)
+
             EMLX.CompileCache.fetch({:site, site, templates, device, Map.keys(hooks)}, build)
         end
 
