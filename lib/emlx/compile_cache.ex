@@ -56,7 +56,7 @@ defmodule EMLX.CompileCache do
   bounds. Without a running cache (the application is not started) `build`
   is simply called.
   """
-  @spec fetch(term(), (-> {term(), non_neg_integer()})) :: term()
+  @spec fetch(term(), (() -> {term(), non_neg_integer()})) :: term()
   def fetch(key, build) when is_function(build, 0) do
     case :ets.whereis(@table) do
       :undefined ->

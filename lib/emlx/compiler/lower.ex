@@ -403,8 +403,7 @@ if Code.ensure_loaded?(Nx) do
 
       vals = Map.new(scope.vals, fn {ref, tag} -> {ref, Map.get(remap, tag, tag)} end)
 
-      nodes =
-        Enum.map(scope.nodes, fn {op, args} -> {op, remap_args(args, remap)} end)
+      nodes = Enum.map(scope.nodes, fn {op, args} -> {op, remap_args(args, remap)} end)
 
       %{
         scope

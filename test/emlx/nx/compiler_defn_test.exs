@@ -187,8 +187,7 @@ if Code.ensure_loaded?(Nx) do
       test "runtime_call falls back to the Evaluator on EMLX.Backend" do
         x = Nx.tensor([1.0, 2.0])
 
-        assert {:evaluator, reason} =
-                 EMLX.Compiler.__spec__(&Defns.with_runtime_call/1, [x])
+        assert {:evaluator, reason} = EMLX.Compiler.__spec__(&Defns.with_runtime_call/1, [x])
 
         assert reason =~ "runtime_call"
         assert emlx(&Defns.with_runtime_call/1, [x]) |> Nx.to_flat_list() == [3.0, 6.0]

@@ -29,8 +29,7 @@ if Code.ensure_loaded?(Nx) do
       name = :"emlx_serving_local_#{System.unique_integer([:positive])}"
       assert EMLX.ServingHelper.start(name) == :ok
 
-      batches =
-        for k <- 1..6, do: Nx.iota({2, 5}, type: {:f, 32}) |> Nx.divide(10 * k)
+      batches = for k <- 1..6, do: Nx.iota({2, 5}, type: {:f, 32}) |> Nx.divide(10 * k)
 
       results =
         batches
