@@ -62,7 +62,7 @@ static bool check_devices(nif_call *c, const nif_arg *args, int n, ERL_NIF_TERM 
     char k = c->row->sig[i];
     if (is_tensor_kind(k) && args[i].array)
       dev = args[i].device;
-    else if (k == 'T' && args[i].n > 0)
+    else if ((k == 'T' || k == 'L') && args[i].n > 0)
       dev = args[i].device;
     else
       continue;
@@ -99,9 +99,29 @@ done:
   return result;
 }
 
+const nif_row *nif_find_row(const char *name, int arity) {
+  for (int r = 0; r < ROW_COUNT; r++)
+    if ((int)strlen(rows[r].sig) == arity && strcmp(rows[r].name, name) == 0)
+      return &rows[r];
+  return NULL;
+}
+
+bool nif_row_name_exists(const char *name) {
+  for (int r = 0; r < ROW_COUNT; r++)
+    if (strcmp(rows[r].name, name) == 0)
+      return true;
+  return false;
+}
+
+ERL_NIF_TERM nif_call_row(ErlNifEnv *env, const nif_row *row, int argc, const ERL_NIF_TERM argv[]) {
+  return nif_dispatch(row, NULL, env, argc, argv);
+}
+
 bool nif_on_normal_scheduler(void) { return enif_thread_type() == ERL_NIF_THR_NORMAL_SCHEDULER; }
 
 ERL_NIF_TERM nif_reschedule_dirty(nif_call *c) {
+  if (!c->self) /* a row called by the program interpreter: already off the scheduler */
+    return nif_error(c, "cannot move to a dirty scheduler from inside a program");
   return enif_schedule_nif(c->env, c->row->name, ERL_NIF_DIRTY_JOB_CPU_BOUND, c->self, c->argc,
                            c->argv);
 }
@@ -279,7 +299,9 @@ static int open_resources(ErlNifEnv *env) {
   nif_res.tensor = enif_open_resource_type(env, NULL, "emlx_tensor", tensor_dtor, flags, NULL);
   nif_res.queue = enif_open_resource_type(env, NULL, "emlx_queue", nif_queue_dtor, flags, NULL);
   nif_res.blob = enif_open_resource_type(env, NULL, "emlx_blob", blob_dtor, flags, NULL);
-  return nif_res.tensor && nif_res.queue && nif_res.blob ? 0 : -1;
+  nif_res.program =
+      enif_open_resource_type(env, NULL, "emlx_program", nif_program_dtor, flags, NULL);
+  return nif_res.tensor && nif_res.queue && nif_res.blob && nif_res.program ? 0 : -1;
 }
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {

@@ -56,10 +56,17 @@ typedef struct nif_queue {
   bool is_default;
 } nif_queue;
 
+/* A compiled program (nif_program.c): one reference, released by the
+ * resource's destructor. */
+typedef struct nif_program {
+  emlx_program *program;
+} nif_program;
+
 typedef struct nif_resources {
-  ErlNifResourceType *tensor; /* nif_tensor */
-  ErlNifResourceType *queue;  /* nif_queue */
-  ErlNifResourceType *blob;   /* emlx_array * keeping a zero-copy binary alive */
+  ErlNifResourceType *tensor;  /* nif_tensor */
+  ErlNifResourceType *program; /* nif_program */
+  ErlNifResourceType *queue;   /* nif_queue */
+  ErlNifResourceType *blob;    /* emlx_array * keeping a zero-copy binary alive */
 } nif_resources;
 
 extern nif_resources nif_res;
@@ -107,6 +114,7 @@ typedef struct nif_arg {
   ErlNifBinary bin;           /* 'B', 'S' */
   char str[256];              /* 'S': NUL-terminated copy */
   nif_queue *queue;           /* 'q' */
+  nif_program *program;       /* 'P' */
 } nif_arg;
 
 /* ---- rows ----------------------------------------------------------------- */
@@ -204,5 +212,22 @@ EMLX_NIF_ROWS(X)
 
 /* Loading: resource types and the engine's default state (nif_async.c). */
 int nif_async_load(ErlNifEnv *env);
+
+/* ---- rows called by other rows (emlx_nif.c; the program interpreter) ---------- */
+/* The row of that Erlang name and arity, or NULL. */
+const nif_row *nif_find_row(const char *name, int arity);
+/* Whether some row has that name (at any arity). */
+bool nif_row_name_exists(const char *name);
+/* Decodes argv per the row's signature and runs its handler in env, exactly
+ * as a call from Erlang would (but never rescheduled: call it on a dirty
+ * scheduler or for rows that do not reschedule). */
+ERL_NIF_TERM nif_call_row(ErlNifEnv *env, const nif_row *row, int argc, const ERL_NIF_TERM argv[]);
+/* The current inline limits of the computing rows (nif_async.c). */
+void nif_inline_limits(int64_t *max_nodes, int64_t *max_work);
+/* The program resource's destructor (nif_program.c). */
+void nif_program_dtor(ErlNifEnv *env, void *obj);
+/* Compiles a program spec (nif_program_spec.c) for call c, or NULL with the
+ * message in err. */
+emlx_program *nif_program_from_spec(nif_call *c, ERL_NIF_TERM spec, char *err, size_t errlen);
 
 #endif

@@ -90,6 +90,11 @@ NIF_HANDLER(h_command_queue_default) {
 static _Atomic int64_t g_inline_max_nodes = NIF_INLINE_MAX_NODES;
 static _Atomic int64_t g_inline_max_work = NIF_INLINE_MAX_WORK;
 
+void nif_inline_limits(int64_t *max_nodes, int64_t *max_work) {
+  *max_nodes = atomic_load_explicit(&g_inline_max_nodes, memory_order_relaxed);
+  *max_work = atomic_load_explicit(&g_inline_max_work, memory_order_relaxed);
+}
+
 /* {:ok, {max_nodes, max_work}} */
 NIF_HANDLER(h_inline_eval_limits) {
   (void)a;

@@ -391,19 +391,20 @@ static bool get_tensor(nif_call *c, ERL_NIF_TERM term, int index, nif_arg *a, ER
 
 #define NIF_MAX_LIST_TENSORS (1 << 16)
 
-static bool get_tensor_list(nif_call *c, ERL_NIF_TERM term, int index, nif_arg *a,
-                            ERL_NIF_TERM *err) {
+static bool get_tensor_list(nif_call *c, ERL_NIF_TERM term, int index, bool may_be_empty,
+                            nif_arg *a, ERL_NIF_TERM *err) {
   ErlNifEnv *env = c->env;
   unsigned len;
-  if (!enif_get_list_length(env, term, &len) || len == 0) {
-    *err = bad_arg(c, index, "a non-empty list of tensors", term);
+  if (!enif_get_list_length(env, term, &len) || (len == 0 && !may_be_empty)) {
+    *err =
+        bad_arg(c, index, may_be_empty ? "a list of tensors" : "a non-empty list of tensors", term);
     return false;
   }
   if (len > NIF_MAX_LIST_TENSORS) {
     *err = nif_error(c, "argument %d: more than %d tensors", index + 1, NIF_MAX_LIST_TENSORS);
     return false;
   }
-  a->arrays = enif_alloc(len * sizeof *a->arrays);
+  a->arrays = enif_alloc((len ? len : 1) * sizeof *a->arrays);
   if (!a->arrays) {
     *err = nif_error(c, "argument %d: out of memory", index + 1);
     return false;
@@ -453,7 +454,8 @@ bool nif_decode_arg(nif_call *c, char kind, ERL_NIF_TERM term, int index, nif_ar
     a->present = !enif_is_identical(term, nif_atom.nil);
     return !a->present || get_tensor(c, term, index, a, err);
   case 'T':
-    return get_tensor_list(c, term, index, a, err);
+  case 'L':
+    return get_tensor_list(c, term, index, kind == 'L', a, err);
   case 's':
     return get_ints(c, term, index, INTS_SHAPE, a, err);
   case 'R':
@@ -565,6 +567,14 @@ bool nif_decode_arg(nif_call *c, char kind, ERL_NIF_TERM term, int index, nif_ar
       return false;
     }
     return true;
+  case 'P':
+    if (!enif_get_resource(env, term, nif_res.program, (void **)&a->program)) {
+      *err = bad_arg(c, index, "a compiled program (from program_compile)", term);
+      return false;
+    }
+    return true;
+  case 'z': /* any term: the handler decodes it */
+    return true;
   case 'k':
     if (!enif_is_ref(env, term)) {
       *err = bad_arg(c, index, "a reference", term);
@@ -582,7 +592,7 @@ bool nif_decode_arg(nif_call *c, char kind, ERL_NIF_TERM term, int index, nif_ar
 void nif_args_release(const char *sig, nif_arg *args, int n) {
   for (int i = 0; i < n; i++) {
     emlx_release(args[i].array);
-    if (sig[i] == 'T' && args[i].arrays) {
+    if ((sig[i] == 'T' || sig[i] == 'L') && args[i].arrays) {
       for (int k = 0; k < args[i].n; k++)
         emlx_release(args[i].arrays[k]);
       enif_free(args[i].arrays);

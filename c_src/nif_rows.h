@@ -15,6 +15,8 @@
  *   b boolean                       y dtype                Y dtype or boolean
  *   d device atom                   B binary               S short string
  *   q command queue                 k reference (the reply tag of a job)
+ *   P compiled program              z any term (decoded by the handler)
+ *   L list of tensors, maybe empty
  *
  * Adding a function is one row here plus its handler; lib/emlx/nif.ex reads
  * this file at compile time to define the Erlang stubs, so the two cannot
@@ -249,6 +251,10 @@
   X(count_leading_zeros, "count_leading_zeros", "t", 0, h_count_leading_zeros)                     \
   X(population_count, "population_count", "t", 0, h_population_count)                              \
   X(from_nx_blob, "from_nx_blob", "BsSyd", 0, h_from_nx_blob)                                      \
-  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)
+  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)                                              \
+  /* ---- programs: compiled once, replayed (nif_program.c) ------------------ */                  \
+  X(program_compile, "program_compile", "z", 0, h_program_compile)                                 \
+  X(program_stats, "program_stats", "P", 0, h_program_stats)                                       \
+  X(program_run, "program_run", "PLqk", 0, h_program_run)
 
 #endif

@@ -625,8 +625,24 @@ defmodule EMLX do
            batch_group_count,
            flip
          ) do
-      {:ok, value} -> EMLX.Debug.check_finite!(value, :conv_general)
-      {:error, message} -> raise EMLX.NIFError, message
+      {:ok, value} ->
+        value
+        |> EMLX.Compiler.Recorder.hook(:conv_general, [
+          tensor_input,
+          tensor_kernel,
+          strides,
+          padding_low,
+          padding_high,
+          kernel_dilation,
+          input_dilation,
+          feature_group_count,
+          batch_group_count,
+          flip
+        ])
+        |> EMLX.Debug.check_finite!(:conv_general)
+
+      {:error, message} ->
+        raise EMLX.NIFError, message
     end
   end
 
@@ -670,7 +686,7 @@ defmodule EMLX do
   """
   @spec linalg_cholesky(tensor_ref(), boolean()) :: tensor_ref()
   def linalg_cholesky(tensor, upper \\ false),
-    do: unwrap!(EMLX.NIF.linalg_cholesky(tensor, upper))
+    do: call!(:linalg_cholesky, [tensor, upper])
 
   @doc """
   Eigenvalues (ascending, real) and unit eigenvectors (column `i` of `v`
@@ -678,18 +694,18 @@ defmodule EMLX do
   `{w, v}`. `uplo` is `"L"` (the lower triangle is read) or `"U"`.
   """
   @spec linalg_eigh(tensor_ref(), String.t()) :: {tensor_ref(), tensor_ref()}
-  def linalg_eigh(tensor, uplo \\ "L"), do: unwrap!(EMLX.NIF.linalg_eigh(tensor, uplo))
+  def linalg_eigh(tensor, uplo \\ "L"), do: call!(:linalg_eigh, [tensor, uplo])
 
   @doc "Inverse of a square matrix."
   @spec linalg_inv(tensor_ref()) :: tensor_ref()
-  def linalg_inv(tensor), do: unwrap!(EMLX.NIF.linalg_inv(tensor))
+  def linalg_inv(tensor), do: call!(:linalg_inv, [tensor])
 
   @doc """
   Inverse of a triangular matrix (lower unless `upper`); only that
   triangle is read, the other triangle of the result is zero.
   """
   @spec tri_inv(tensor_ref(), boolean()) :: tensor_ref()
-  def tri_inv(tensor, upper \\ false), do: unwrap!(EMLX.NIF.tri_inv(tensor, upper))
+  def tri_inv(tensor, upper \\ false), do: call!(:tri_inv, [tensor, upper])
 
   @doc """
   LU factorisation with partial pivoting of an `{m, n}` matrix (`k = min(m,
@@ -699,7 +715,7 @@ defmodule EMLX do
   (Nx's `p`) has `P[i][j] = 1` where `p[i] == j`.
   """
   @spec linalg_lu(tensor_ref()) :: {tensor_ref(), tensor_ref(), tensor_ref()}
-  def linalg_lu(tensor), do: unwrap!(EMLX.NIF.linalg_lu(tensor))
+  def linalg_lu(tensor), do: call!(:linalg_lu, [tensor])
 
   @doc """
   The compact LU factorisation (MLX's `lu_factor`): `{lu, pivots}`, `lu`
@@ -707,7 +723,7 @@ defmodule EMLX do
   32}` LAPACK's 0-based row interchanges.
   """
   @spec linalg_lu_factor(tensor_ref()) :: {tensor_ref(), tensor_ref()}
-  def linalg_lu_factor(tensor), do: unwrap!(EMLX.NIF.linalg_lu_factor(tensor))
+  def linalg_lu_factor(tensor), do: call!(:linalg_lu_factor, [tensor])
 
   @doc """
   Moore-Penrose pseudo-inverse (`{n, m}` for an `{m, n}` matrix) from the
@@ -716,22 +732,22 @@ defmodule EMLX do
   """
   @spec linalg_pinv(tensor_ref(), number(), number()) :: tensor_ref()
   def linalg_pinv(tensor, rtol \\ 0, atol \\ 0)
-  def linalg_pinv(tensor, 0, 0), do: unwrap!(EMLX.NIF.linalg_pinv(tensor))
-  def linalg_pinv(tensor, rtol, atol), do: unwrap!(EMLX.NIF.linalg_pinv(tensor, rtol, atol))
+  def linalg_pinv(tensor, 0, 0), do: call!(:linalg_pinv, [tensor])
+  def linalg_pinv(tensor, rtol, atol), do: call!(:linalg_pinv, [tensor, rtol, atol])
 
   @doc """
   QR factorisation (Householder) as `{q, r}`: reduced (`q` `{m, k}`, `r`
   `{k, n}`, MLX's mode) or, with `complete`, `q` `{m, m}` and `r` `{m, n}`.
   """
   @spec linalg_qr(tensor_ref(), boolean()) :: {tensor_ref(), tensor_ref()}
-  def linalg_qr(tensor, complete \\ false), do: unwrap!(EMLX.NIF.linalg_qr(tensor, complete))
+  def linalg_qr(tensor, complete \\ false), do: call!(:linalg_qr, [tensor, complete])
 
   @doc """
   Solution `x` of `a @ x = b`: `b` is `{..., n, r}` or a vector `{n}`;
   batch axes broadcast. Raises on evaluation when `a` is singular.
   """
   @spec linalg_solve(tensor_ref(), tensor_ref()) :: tensor_ref()
-  def linalg_solve(tensor_a, tensor_b), do: unwrap!(EMLX.NIF.linalg_solve(tensor_a, tensor_b))
+  def linalg_solve(tensor_a, tensor_b), do: call!(:linalg_solve, [tensor_a, tensor_b])
 
   @doc """
   Solution of `op(a) @ x = b` (or `x @ op(a) = b` with `right_side`) for a
@@ -757,9 +773,7 @@ defmodule EMLX do
       ) do
     op = solve_triangular_op(transpose)
 
-    unwrap!(
-      EMLX.NIF.linalg_solve_triangular(tensor_a, tensor_b, upper, right_side, op, unit_diagonal)
-    )
+    call!(:linalg_solve_triangular, [tensor_a, tensor_b, upper, right_side, op, unit_diagonal])
   end
 
   defp solve_triangular_op(:none), do: 0
@@ -778,7 +792,7 @@ defmodule EMLX do
   @spec linalg_svd(tensor_ref(), boolean(), boolean()) ::
           {tensor_ref(), tensor_ref(), tensor_ref()} | tensor_ref()
   def linalg_svd(tensor, compute_uv \\ true, full_matrices \\ true),
-    do: unwrap!(EMLX.NIF.linalg_svd(tensor, compute_uv, full_matrices))
+    do: call!(:linalg_svd, [tensor, compute_uv, full_matrices])
 
   ## MLX's everyday model ops
   #
@@ -875,11 +889,11 @@ defmodule EMLX do
 
   @doc "`num_splits` equal parts of `tensor` along `axis` (a list of tensors)."
   @spec split(tensor_ref(), pos_integer(), integer()) :: [tensor_ref()]
-  def split(tensor, num_splits, axis), do: unwrap!(EMLX.NIF.split(tensor, num_splits, axis))
+  def split(tensor, num_splits, axis), do: call!(:split, [tensor, num_splits, axis])
 
   @doc "The parts of `tensor` along `axis` cut at `indices` (`length(indices) + 1` tensors)."
   @spec split_at(tensor_ref(), [integer()], integer()) :: [tensor_ref()]
-  def split_at(tensor, indices, axis), do: unwrap!(EMLX.NIF.split_at(tensor, indices, axis))
+  def split_at(tensor, indices, axis), do: call!(:split_at, [tensor, indices, axis])
 
   deftensor outer(tensor_a, tensor_b), doc: "The outer product of the flattened tensors."
 
@@ -991,6 +1005,7 @@ defmodule EMLX do
   end
 
   defp to_device_job(tensor, device) do
+    EMLX.Compiler.Recorder.needs_data!(:to_device)
     queue = __queue_for__(tensor, :to_device)
     ref = make_ref()
 
@@ -1213,7 +1228,7 @@ defmodule EMLX do
   """
   @spec from_nx_blob(binary(), shape(), String.t(), type(), device()) :: tensor_ref()
   def from_nx_blob(blob, shape, nx_type, type, device) do
-    unwrap!(EMLX.NIF.from_nx_blob(blob, shape, nx_type, type, __device__(device)))
+    call!(:from_nx_blob, [blob, shape, nx_type, type, __device__(device)])
   end
 
   @doc """
@@ -1410,7 +1425,60 @@ defmodule EMLX do
 
   defp item_value(value), do: value
 
+  # The hand-written tensor functions' door to the NIF, with the recording
+  # hook of the Nx.Defn compiler (see EMLX.Compiler.Recorder).
+  defp call!(name, args) do
+    apply(EMLX.NIF, name, args) |> unwrap!() |> EMLX.Compiler.Recorder.hook(name, args)
+  end
+
   defp unwrap!(:ok), do: :ok
   defp unwrap!({:ok, value}), do: value
   defp unwrap!({:error, message}), do: raise(EMLX.NIFError, message)
+
+  ## Nx.Defn compiler
+  #
+  # `EMLX` is an `Nx.Defn.Compiler` (EMLX.Compiler has the implementation).
+
+  if Code.ensure_loaded?(Nx.Defn.Compiler) do
+    @behaviour Nx.Defn.Compiler
+
+    @doc """
+    `Nx.Defn.Compiler` callback: compiles (see `__compile__/4`) and runs once.
+    `Nx.Defn.jit/2` calls it on every call; the call site is looked up in
+    `EMLX.CompileCache` before anything is traced.
+    """
+    @impl Nx.Defn.Compiler
+    def __jit__(key, vars, fun, args_list, opts),
+      do: EMLX.Compiler.__jit__(key, vars, fun, args_list, opts)
+
+    @doc """
+    `Nx.Defn.Compiler` callback: traces the defn once, lowers it to an engine
+    program (loops and branches included: a `while` runs in the engine, a
+    `cond` computes only the branch taken) and returns a closure that only
+    replays it. Options: `:device` (`:cpu` or `:gpu`), `:command_queue` (an
+    `EMLX.CommandQueue` the program runs on), `:max_concurrency` (for
+    `__partitions_options__/1`), `:hooks` (as `Nx.Defn.Evaluator`'s); others
+    (such as Bumblebee's `:cache`) are ignored.
+
+    A defn that needs data while it is traced (the backend reads a value),
+    or that runs Elixir inside the program (`Nx.runtime_call/4`, a hook
+    inside a `while` or a `cond`), runs with `Nx.Defn.Evaluator` on
+    `EMLX.Backend` instead. Hooks at the top level run after the program,
+    with their values, in the expression's order.
+    """
+    @impl Nx.Defn.Compiler
+    def __compile__(key, vars, fun, opts), do: EMLX.Compiler.__compile__(key, vars, fun, opts)
+
+    @doc """
+    `Nx.Defn.Compiler` callback: one option list per partition
+    (`:max_concurrency`, default 1), each with a command queue of its own, so
+    `Nx.Serving` with `partitions: true` runs batches concurrently.
+    """
+    @impl Nx.Defn.Compiler
+    def __partitions_options__(opts), do: EMLX.Compiler.__partitions_options__(opts)
+
+    @doc "`Nx.Defn.Compiler` callback: `{EMLX.Backend, device: device}`."
+    @impl Nx.Defn.Compiler
+    def __to_backend__(opts), do: EMLX.Compiler.__to_backend__(opts)
+  end
 end

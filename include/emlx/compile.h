@@ -128,9 +128,55 @@ typedef struct emlx_program_info {
   size_t constants;     /* constant values evaluated at compile time */
   size_t cse_merged;    /* nodes removed as common subexpressions */
   size_t noops_removed; /* no-op nodes removed */
+  int64_t work;         /* estimated element-operations of one run (the measure of
+                           emlx_eval_within); INT64_MAX when it holds a loop */
 } emlx_program_info;
 
 EMLX_API int emlx_program_get_info(const emlx_program *p, emlx_program_info *info);
+
+/* The template of input i / output i (shape valid while p lives); non-zero
+ * with an error when i is out of range. */
+EMLX_API int emlx_program_input_template(const emlx_program *p, size_t i, emlx_template *t);
+EMLX_API int emlx_program_output_template(const emlx_program *p, size_t i, emlx_template *t);
+
+/* ---- control flow ----------------------------------------------------------- */
+/* Loops and branches are graph nodes whose kernels run programs, so they
+ * work in a plain lazy eval and inside a trace (a compiled program replays
+ * them as one step), and nest (a loop in a branch of a cond in a loop). A
+ * node holds a reference to each of its programs. Results are lazy like any
+ * op's; out[i] receive new references. Each returns 0, or non-zero with an
+ * error (nothing made) when the programs do not fit the values.
+ *
+ * emlx_while: the state is n values (n >= 1). The kernel runs cond on the
+ * state (n inputs of the state's templates, one rank-0 output of a real or
+ * integer dtype, true when non-zero); while it is true, body (n inputs ->
+ * n outputs, all of the state's templates) computes the next state. The
+ * state lives in the engine's buffers: from the second iteration on, a body
+ * value that dies with the iteration lends its buffer to the body's kernels
+ * (updated in place, e.g. slice_update into a cache). out[i] is the final
+ * state value i (the initial one when cond is false at once). */
+EMLX_API int emlx_while(const emlx_program *cond, const emlx_program *body,
+                        emlx_array *const *state, size_t n, emlx_array **out);
+
+/* emlx_cond: evaluates the predicates (rank-0, real or integer; true when
+ * non-zero) and runs only branches[k] for the first true preds[k], or
+ * branches[nclauses] (the else) when none is: each branch takes the nops
+ * operands (of its input templates) and returns nout values; every branch's
+ * outputs have the same templates. nclauses may be 0 (the else always runs). */
+EMLX_API int emlx_cond(emlx_array *const *preds, size_t nclauses,
+                       const emlx_program *const *branches, emlx_array *const *operands,
+                       size_t nops, emlx_array **out, size_t nout);
+
+/* A lazy call of p on inputs (emlx_cond without predicates): out receives
+ * its nout results, computed when evaluated, on whichever thread or queue
+ * evaluates them. */
+EMLX_API int emlx_program_call(const emlx_program *p, emlx_array *const *inputs, size_t n,
+                               emlx_array **out, size_t nout);
+
+/* A bound on the iterations of one emlx_while run: past it the loop fails
+ * with an error (never aborts). 0 (the default) means no bound. Returns the
+ * previous bound. */
+EMLX_API uint64_t emlx_set_while_max_iterations(uint64_t max);
 
 #ifdef __cplusplus
 }

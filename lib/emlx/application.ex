@@ -8,7 +8,7 @@ defmodule EMLX.Application do
   and friends use for any process that has not bound its own queue with
   `EMLX.CommandQueue.with_queue/2` (see `EMLX.resolve_worker/1`).
 
-  It also applies `config :emlx, inline_eval: [...]`, the bounds under which
+  It supervises `EMLX.CompileCache`, and applies `config :emlx, inline_eval: [...]`, the bounds under which
   small evaluations run inline (see `EMLX.CommandQueue`).
 
   `:persistent_term` is written once per device over the VM's lifetime (a
@@ -24,7 +24,7 @@ defmodule EMLX.Application do
   def start(_type, _args) do
     Enum.each(@devices, &ensure_default_worker/1)
     apply_inline_limits()
-    Supervisor.start_link([], strategy: :one_for_one, name: __MODULE__)
+    Supervisor.start_link([EMLX.CompileCache], strategy: :one_for_one, name: __MODULE__)
   end
 
   @doc """

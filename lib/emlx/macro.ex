@@ -58,7 +58,8 @@ defmodule EMLX.Macro do
     body =
       case kind do
         :eval -> eval_body(name, args, nif_args, opts)
-        _ -> sync_body(name, nif_args, opts)
+        :value -> sync_body(name, nif_args, opts, false)
+        _ -> sync_body(name, nif_args, opts, true)
       end
 
     quote do
@@ -71,7 +72,7 @@ defmodule EMLX.Macro do
     end
   end
 
-  defp sync_body(name, args, opts) do
+  defp sync_body(name, args, opts, record?) do
     value = quote(do: value)
 
     result =
@@ -95,6 +96,23 @@ defmodule EMLX.Macro do
           end
       end
 
+    # The recording hook of EMLX's Nx.Defn compiler (EMLX.Compiler.Recorder):
+    # one process-dictionary read per call when nothing records.
+    result =
+      if record? do
+        quote do
+          unquote(value) =
+            case Process.get(:emlx_recorder) do
+              nil -> unquote(value)
+              _ -> EMLX.Compiler.Recorder.hook(unquote(value), unquote(name), unquote(args))
+            end
+
+          unquote(result)
+        end
+      else
+        result
+      end
+
     quote do
       case EMLX.NIF.unquote(name)(unquote_splicing(args)) do
         {:ok, unquote(value)} -> unquote(result)
@@ -113,6 +131,7 @@ defmodule EMLX.Macro do
       end
 
     quote do
+      if Process.get(:emlx_recorder), do: EMLX.Compiler.Recorder.needs_data!(unquote(name))
       queue = EMLX.__queue_for__(unquote(tensor), unquote(name))
       ref = make_ref()
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "params_control.h"
 
 /* ---- creation ---------------------------------------------------------------- */
 
@@ -197,6 +198,7 @@ static void node_free(emlx_node *n) {
     emlx_array *in = n->inputs[i];
     if (atomic_fetch_sub_explicit(&in->refcount, 1, memory_order_acq_rel) == 1) push_dead(in);
   }
+  emlx__params_release(n->prim, n->params); /* control flow's programs */
   free(n);
 }
 

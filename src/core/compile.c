@@ -27,6 +27,7 @@
  * This file holds the driver and the program's lifetime; steps 2-3 are
  * compile_simplify.c's, 4-5 compile_plan.c's, the run compile_run.c's
  * (shared structures: program.h). */
+#include "params_control.h"
 #include "program.h"
 
 /* ---- the program ------------------------------------------------------------------ */
@@ -36,12 +37,15 @@ static void program_free(emlx_program *p) {
     return;
   for (size_t i = 0; i < p->nsteps; i++) {
     step *s = &p->steps[i];
+    if (s->proto)
+      emlx__params_release(s->proto->prim, s->proto->params);
     free(s->proto);
     emlx__fuse_plan_release(s->plan);
     emlx_release(s->like);
     free(s->in);
     free(s->out);
     free(s->die);
+    free(s->die_in);
   }
   for (size_t v = 0; v < p->nvalues; v++) {
     emlx_release(p->vals[v].fixed);
@@ -88,6 +92,35 @@ int emlx__compile_add_value(emlx_program *p, size_t *cap, emlx_dtype dtype, int 
     memcpy(v->shape, shape, (size_t)ndim * sizeof(int64_t));
   v->fixed = fixed ? emlx_retain(fixed) : NULL;
   return (int)p->nvalues++;
+}
+
+/* The element-operations of one run, as emlx_eval_within counts them: what
+ * each step reads and writes, matmul's inner products, control flow's
+ * programs (a loop is unbounded). */
+static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
+
+static int64_t program_work(const emlx_program *p) {
+  int64_t w = 0;
+  for (size_t i = 0; i < p->nsteps; i++) {
+    const step *s = &p->steps[i];
+    int64_t base = 0;
+    for (int k = 0; k < s->nin + s->nout; k++) {
+      const value_info *v = &p->vals[k < s->nin ? s->in[k] : s->out[k - s->nin]];
+      int64_t size = 1;
+      for (int d = 0; d < v->ndim; d++)
+        size = v->shape[d] && size > INT64_MAX / v->shape[d] ? INT64_MAX : size * v->shape[d];
+      base = sat_add(base, size);
+    }
+    w = sat_add(w, base);
+    if (s->kind == STEP_KERNEL && emlx__prim_holds_programs(s->proto->prim))
+      w = sat_add(w, emlx__control_work(s->proto->params, s->proto->prim));
+    else if (s->kind == STEP_KERNEL && s->proto->prim == EMLX_PRIM_MATMUL && s->nin > 0) {
+      const value_info *a = &p->vals[s->in[0]];
+      int64_t k = a->ndim ? a->shape[a->ndim - 1] : 1;
+      w = sat_add(w, k > 0 && base > INT64_MAX / k ? INT64_MAX : base * k);
+    }
+  }
+  return w;
 }
 
 /* ---- compiling ---------------------------------------------------------------------- */
@@ -224,8 +257,10 @@ emlx_program *emlx_compile(emlx_trace_fn fn, void *ctx, const emlx_template *inp
          emlx__compile_plan_lifetimes(p, is_output) == 0;
     if (!ok)
       emlx__set_error("compile: out of memory");
-    else
+    else {
       p->info.steps = p->nsteps;
+      p->info.work = program_work(p);
+    }
   }
 
   emlx__ptrmap_free(&dep);

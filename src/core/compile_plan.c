@@ -3,6 +3,7 @@
  * plans from the plan cache), a reduction fed by a region's one output
  * takes the region as its prologue, every other node becomes a kernel step;
  * then each step records the values that die after it. See program.h. */
+#include "params_control.h"
 #include "program.h"
 
 static emlx_node *proto_of(const emlx_node *n) {
@@ -17,6 +18,7 @@ static emlx_node *proto_of(const emlx_node *n) {
   p->noutputs = n->noutputs;
   p->params_size = n->params_size;
   memcpy(p->params, n->params, n->params_size);
+  emlx__params_retain(p->prim, p->params); /* released with the step (compile.c) */
   return p;
 }
 
@@ -240,13 +242,17 @@ out:
 }
 
 /* Per step, the intermediate values read or written there for the last
- * time (program outputs, inputs and constants are never freed by a step). */
+ * time (program outputs, inputs and constants are never freed by a step),
+ * and apart from them the inputs read there for the last time (die_in: only
+ * a run that owns its inputs frees those). */
 int emlx__compile_plan_lifetimes(emlx_program *p, const unsigned char *is_output) {
   int *last = malloc((p->nvalues ? p->nvalues : 1) * sizeof(int));
   int *count = calloc(p->nsteps ? p->nsteps : 1, sizeof(int));
-  if (!last || !count) {
+  int *count_in = calloc(p->nsteps ? p->nsteps : 1, sizeof(int));
+  if (!last || !count || !count_in) {
     free(last);
     free(count);
+    free(count_in);
     return -1;
   }
   for (size_t v = 0; v < p->nvalues; v++)
@@ -258,21 +264,32 @@ int emlx__compile_plan_lifetimes(emlx_program *p, const unsigned char *is_output
     for (int k = 0; k < s->nin; k++)
       last[s->in[k]] = (int)i;
   }
-  for (size_t v = p->ninputs; v < p->nvalues; v++)
-    if (last[v] >= 0 && !is_output[v] && !p->vals[v].fixed)
+  for (size_t v = 0; v < p->nvalues; v++) {
+    if (last[v] < 0 || is_output[v])
+      continue;
+    if (v < p->ninputs)
+      count_in[last[v]]++;
+    else if (!p->vals[v].fixed)
       count[last[v]]++;
+  }
   int rc = 0;
   for (size_t i = 0; i < p->nsteps && rc == 0; i++) {
     p->steps[i].die = malloc((size_t)(count[i] ? count[i] : 1) * sizeof(int));
-    if (!p->steps[i].die)
+    p->steps[i].die_in = malloc((size_t)(count_in[i] ? count_in[i] : 1) * sizeof(int));
+    if (!p->steps[i].die || !p->steps[i].die_in)
       rc = -1;
   }
-  for (size_t v = p->ninputs; v < p->nvalues && rc == 0; v++)
-    if (last[v] >= 0 && !is_output[v] && !p->vals[v].fixed) {
-      step *s = &p->steps[last[v]];
+  for (size_t v = 0; v < p->nvalues && rc == 0; v++) {
+    if (last[v] < 0 || is_output[v])
+      continue;
+    step *s = &p->steps[last[v]];
+    if (v < p->ninputs)
+      s->die_in[s->ndie_in++] = (int)v;
+    else if (!p->vals[v].fixed)
       s->die[s->ndie++] = (int)v;
-    }
+  }
   free(last);
   free(count);
+  free(count_in);
   return rc;
 }

@@ -24,7 +24,7 @@ static int reduce_through(const step *s, emlx_array *const *ins, const long *ref
   return rc;
 }
 
-static int run_step(const emlx_program *p, const step *s, emlx_array **vals) {
+static int run_step(const emlx_program *p, const step *s, emlx_array **vals, bool owned) {
   emlx_array *in_local[8], *out_local[8];
   emlx_array **ins = s->nin <= 8 ? in_local : malloc((size_t)s->nin * sizeof *ins);
   emlx_array **outs = s->nout <= 8 ? out_local : malloc((size_t)s->nout * sizeof *outs);
@@ -42,6 +42,8 @@ static int run_step(const emlx_program *p, const step *s, emlx_array **vals) {
     bool dies = false;
     for (int q = 0; q < s->ndie && !dies; q++)
       dies = s->die[q] == s->in[k];
+    for (int q = 0; owned && q < s->ndie_in && !dies; q++)
+      dies = s->die_in[q] == s->in[k];
     for (int q = 0; q < s->nin && dies; q++)
       dies = q == k || s->in[q] != s->in[k];
     protect[k] = !dies;
@@ -86,11 +88,16 @@ static int run_step(const emlx_program *p, const step *s, emlx_array **vals) {
       emlx_release(outs[o]);
     }
   }
-  if (rc == 0)
+  if (rc == 0) {
     for (int q = 0; q < s->ndie; q++) {
       emlx_release(vals[s->die[q]]);
       vals[s->die[q]] = NULL;
     }
+    for (int q = 0; owned && q < s->ndie_in; q++) {
+      emlx_release(vals[s->die_in[q]]);
+      vals[s->die_in[q]] = NULL;
+    }
+  }
 out:
   if (ins != in_local)
     free(ins);
@@ -101,8 +108,8 @@ out:
   return rc;
 }
 
-int emlx_program_run(const emlx_program *p, emlx_array *const *inputs, size_t ninputs,
-                     emlx_array **outputs, size_t noutputs) {
+static int check_call(const emlx_program *p, emlx_array *const *inputs, size_t ninputs,
+                      emlx_array **outputs, size_t noutputs) {
   if (!p)
     return EMLX_FAIL("program_run: program is NULL");
   if (ninputs != p->ninputs)
@@ -127,18 +134,17 @@ int emlx_program_run(const emlx_program *p, emlx_array *const *inputs, size_t ni
                        "template rank %d)",
                        i, a->ndim, t->ndim);
   }
-  if (ninputs && emlx_eval(inputs, ninputs) != 0)
-    return -1;
-  emlx_array **vals = calloc(p->nvalues ? p->nvalues : 1, sizeof *vals);
-  if (!vals)
-    return EMLX_FAIL("program_run: out of memory");
-  for (size_t i = 0; i < ninputs; i++)
-    vals[i] = emlx_retain(inputs[i]);
-  for (size_t v = ninputs; v < p->nvalues; v++)
+  return 0;
+}
+
+/* Runs p with vals[0..ninputs) holding one reference to each input. */
+static int run(const emlx_program *p, emlx_array **vals, emlx_array **outputs, size_t noutputs,
+               bool owned) {
+  for (size_t v = p->ninputs; v < p->nvalues; v++)
     if (p->vals[v].fixed)
       vals[v] = emlx_retain(p->vals[v].fixed);
   for (size_t i = 0; i < p->nsteps; i++) {
-    if (run_step(p, &p->steps[i], vals) != 0) {
+    if (run_step(p, &p->steps[i], vals, owned) != 0) {
       drop_values(vals, p->nvalues);
       free(vals);
       return -1;
@@ -149,4 +155,36 @@ int emlx_program_run(const emlx_program *p, emlx_array *const *inputs, size_t ni
   drop_values(vals, p->nvalues);
   free(vals);
   return 0;
+}
+
+int emlx_program_run(const emlx_program *p, emlx_array *const *inputs, size_t ninputs,
+                     emlx_array **outputs, size_t noutputs) {
+  if (check_call(p, inputs, ninputs, outputs, noutputs) != 0)
+    return -1;
+  if (ninputs && emlx_eval(inputs, ninputs) != 0)
+    return -1;
+  emlx_array **vals = calloc(p->nvalues ? p->nvalues : 1, sizeof *vals);
+  if (!vals)
+    return EMLX_FAIL("program_run: out of memory");
+  for (size_t i = 0; i < ninputs; i++)
+    vals[i] = emlx_retain(inputs[i]);
+  return run(p, vals, outputs, noutputs, false);
+}
+
+int emlx__program_run_owned(const emlx_program *p, emlx_array **inputs, size_t ninputs,
+                            emlx_array **outputs, size_t noutputs) {
+  emlx_array **vals = NULL;
+  int rc = check_call(p, inputs, ninputs, outputs, noutputs);
+  if (rc == 0 && ninputs && emlx_eval(inputs, ninputs) != 0)
+    rc = -1;
+  if (rc == 0 && !(vals = calloc(p->nvalues ? p->nvalues : 1, sizeof *vals)))
+    rc = EMLX_FAIL("program_run: out of memory");
+  if (rc != 0) {
+    for (size_t i = 0; i < ninputs; i++)
+      emlx_release(inputs[i]);
+    return rc;
+  }
+  for (size_t i = 0; i < ninputs; i++)
+    vals[i] = inputs[i]; /* taken over */
+  return run(p, vals, outputs, noutputs, true);
 }

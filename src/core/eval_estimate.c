@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "params_control.h"
 #include "ptrmap.h"
 
 static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
@@ -51,6 +52,9 @@ static int64_t node_work(const emlx_node *node, const emlx_array *via) {
   case EMLX_PRIM_SORT:
   case EMLX_PRIM_ARGSORT:
     return sat_mul(base, log2_ceil(sat_add(in, 1)));
+  case EMLX_PRIM_WHILE:
+  case EMLX_PRIM_COND:
+    return sat_add(base, emlx__control_work(node->params, node->prim));
   default:
     break;
   }

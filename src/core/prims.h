@@ -3,7 +3,10 @@
  * Parameters are plain data without pointers (variable-length parts are
  * flexible array members) and are zero-initialised, so two nodes have equal
  * parameters exactly when the bytes are equal: CSE and plan caches hash and
- * compare them bytewise. */
+ * compare them bytewise. The one exception is control flow (WHILE, COND):
+ * their params hold references to programs, compared by identity, taken by
+ * emlx__params_retain and dropped by emlx__params_release (params_control.h)
+ * wherever params are copied or freed. */
 #ifndef EMLX_PRIMS_H
 #define EMLX_PRIMS_H
 
@@ -149,6 +152,10 @@ typedef enum emlx_prim {
   /* ---- statistics and softmax (include/emlx/reduce.h; params_rowwise.h) ---- */
   EMLX_PRIM_ROW_REDUCE,  /* mean, var, std, logsumexp over trailing axes */
   EMLX_PRIM_ROW_SOFTMAX, /* softmax, log_softmax over trailing axes */
+
+  /* ---- control flow (include/emlx/compile.h; params_control.h) ---- */
+  EMLX_PRIM_WHILE, /* a loop of programs over a state; one output per state value */
+  EMLX_PRIM_COND,  /* runs the program of the first true predicate (or the else) */
 
   EMLX_PRIM_COUNT
 } emlx_prim;

@@ -28,10 +28,12 @@ typedef struct step {
   emlx_node *proto;     /* KERNEL, FUSED_REDUCE: prim, params, counts; no inputs or outputs */
   emlx_fuse_plan *plan; /* FUSED, FUSED_REDUCE */
   emlx_array *like;     /* FUSED_REDUCE: the region's output (shape and dtype, no data) */
-  int nin, nout, ndie;
-  int *in;  /* value ids */
-  int *out; /* value ids of the results */
-  int *die; /* values freed after this step */
+  int nin, nout, ndie, ndie_in;
+  int *in;     /* value ids */
+  int *out;    /* value ids of the results */
+  int *die;    /* values freed after this step */
+  int *die_in; /* program inputs read here for the last time (freed after this step
+                  only by a run that owns its inputs: emlx__program_run_owned) */
 } step;
 
 typedef struct value_info {
@@ -101,6 +103,13 @@ typedef struct compiler {
   htab cse;     /* candidates by structural hash, for common subexpressions */
   htab scalars; /* canonical scalar constants by dtype, shape and bytes */
 } compiler;
+
+/* ---- compile_run.c ------------------------------------------------------------ */
+/* emlx_program_run taking over the inputs (one reference each, released
+ * whatever happens): an input the program reads for the last time may lend
+ * its buffer to the kernel reading it (the loop state of control_flow.c). */
+int emlx__program_run_owned(const emlx_program *p, emlx_array **inputs, size_t ninputs,
+                            emlx_array **outputs, size_t noutputs);
 
 /* ---- compile.c ---------------------------------------------------------------- */
 /* A new value of the program; -1 out of memory. */

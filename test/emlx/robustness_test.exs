@@ -343,8 +343,20 @@ defmodule EMLX.RobustnessTest do
     EMLX.deallocate(freed)
     {_, some_ref} = elem(hd(tensors), 1)
     queue = EMLX.CommandQueue.new!(:cpu)
+    # program_run's program (a pool template) and the loop of program_compile's specs
+    {:ok, program} =
+      EMLX.NIF.program_compile({[{{:f, 32}, {2, 3}}], [{:exp, [{:ref, 0}]}], [{:ref, 1}]})
+
+    {:ok, one} = EMLX.NIF.scalar_tensor(1, {:s, 64}, :cpu)
+    {:ok, limit} = EMLX.NIF.scalar_tensor(5, {:s, 64}, :cpu)
+    program_input = tensor(Enum.map(1..6, &(&1 * 0.25)), {2, 3})
 
     %{
+      program: program,
+      program_input: program_input,
+      loop_limit: limit,
+      loop_cond: {[], [{:constant, [limit]}, {:less, [{:ref, 0}, {:ref, 1}]}], [{:ref, 2}]},
+      loop_body: {[], [{:constant, [one]}, {:add, [{:ref, 0}, {:ref, 1}]}], [{:ref, 2}]},
       tensors: tensors,
       info: Map.new(tensors, fn {info, t} -> {t, info} end),
       freed: freed,
@@ -401,6 +413,39 @@ defmodule EMLX.RobustnessTest do
       ?S -> pick(["/emlx_fuzz_#{:rand.uniform(1000)}", "x", "/"])
       ?q -> pick(pool.queues)
       ?k -> make_ref()
+      ?P -> pool.program
+      ?L -> pick([[pool.program_input], [pool.program_input], [], [tensor_arg(pool)]])
+      ?z -> spec_arg(pool)
+    end
+  end
+
+  # program_compile's specs: well-formed, though the engine may refuse some
+  # (an op on a dtype it does not take); a loop; captured pool tensors.
+  defp spec_arg(pool) do
+    op = pick([:exp, :negate, :abs, :sin, :logical_not, :copy, :eval, :shape, :nope])
+
+    case :rand.uniform(4) do
+      1 ->
+        {[{{:f, 32}, {2, 3}}], [{op, [{:ref, 0}]}, {:sum, [{:ref, 1}, nil, false]}], [{:ref, 2}]}
+
+      2 ->
+        {[], [{:constant, [tensor_arg(pool)]}, {op, [{:ref, 0}]}], [{:ref, 1}]}
+
+      3 ->
+        {[{{:s, 64}, {}}], [{:while, [pool.loop_cond, pool.loop_body, [{:ref, 0}]]}], [{:ref, 1}]}
+
+      4 ->
+        {[{{:f, 32}, {2, 3}}],
+         [
+           {:constant, [pool.loop_limit]},
+           {:greater, [{:ref, 1}, {:ref, 1}]},
+           {:cond,
+            [
+              [{:ref, 2}],
+              [{[], [{op, [{:ref, 0}]}], [{:ref, 1}]}, {[], [], [{:ref, 0}]}],
+              [{:ref, 0}]
+            ]}
+         ], [{:ref, 3}]}
     end
   end
 
@@ -451,6 +496,9 @@ defmodule EMLX.RobustnessTest do
       ?S -> ["", String.duplicate("a", 256), "a\0b", :a]
       ?q -> [make_ref(), live_ref, :cpu, pool.queue_struct]
       ?k -> [:a, 1, self()]
+      ?P -> [make_ref(), live_ref, live, :a, pool.queue_struct]
+      ?L -> [live, [pool.freed], [live, pool.mistagged], [live | live], [live, nil], :a]
+      ?z -> [:a, 1, nil, {[], []}, {[], [], []}, {[{{:f, 8}, {}}], [], [{:ref, 0}]}]
     end
   end
 
@@ -479,7 +527,10 @@ defmodule EMLX.RobustnessTest do
       ?d -> term in [:cpu, :gpu]
       ?B -> is_binary(term)
       ?S -> is_binary(term) and byte_size(term) in 1..255 and not String.contains?(term, <<0>>)
-      k when k in [?q, ?k] -> is_reference(term)
+      k when k in [?q, ?k, ?P] -> is_reference(term)
+      ?L -> is_list(term)
+      # any 3-tuple might be a spec (the handler refuses the rest, naming argument 1)
+      ?z -> is_tuple(term) and tuple_size(term) == 3
     end
   end
 

@@ -14,7 +14,18 @@ defmodule EMLX.ValidationTest do
     EMLX.deallocate(freed)
     {_, live_ref} = live
     {:ok, queue} = EMLX.CommandQueue.new(:cpu)
-    %{live: live, freed: freed, live_ref: live_ref, queue: queue.ref}
+    # program_run's program: one input of live's template
+    spec = {[{{:f, 32}, {2, 2}}], [{:exp, [{:ref, 0}]}], [{:ref, 1}]}
+    {:ok, program} = EMLX.NIF.program_compile(spec)
+
+    %{
+      live: live,
+      freed: freed,
+      live_ref: live_ref,
+      queue: queue.ref,
+      spec: spec,
+      program: program
+    }
   end
 
   defp valid(kind, ctx) do
@@ -41,6 +52,9 @@ defmodule EMLX.ValidationTest do
       ?S -> "/emlx_validation_test"
       ?q -> ctx.queue
       ?k -> make_ref()
+      ?P -> ctx.program
+      ?z -> ctx.spec
+      ?L -> [ctx.live]
     end
   end
 
@@ -133,6 +147,24 @@ defmodule EMLX.ValidationTest do
 
       ?k ->
         [1, nil, "ref", {:ref}]
+
+      ?P ->
+        [make_ref(), ref, ctx.queue, ctx.live, nil, 1]
+
+      # program_compile's spec
+      ?z ->
+        [
+          :spec,
+          {[], []},
+          {[{{:f, 32}, {2}}], [], []},
+          {[{{:f, 8}, {2}}], [], [{:ref, 0}]},
+          {[{{:f, 32}, {2}}], [{:nope, []}], [{:ref, 0}]},
+          {[{{:f, 32}, {2}}], [{:exp, [{:ref, 3}]}], [{:ref, 1}]},
+          {[{{:f, 32}, {2}}], [], [{:ref, 1}]}
+        ]
+
+      ?L ->
+        [:not_a_list, [1], [ctx.freed], [ctx.live | ctx.live], {ctx.live}]
     end
   end
 
@@ -223,7 +255,11 @@ defmodule EMLX.ValidationTest do
       :nif_stats,
       # EMLX.CommandQueue.inline_limits/0 and put_inline_limits/1
       :inline_eval_limits,
-      :set_inline_eval_limits
+      :set_inline_eval_limits,
+      # programs: the Nx.Defn compiler's (test/emlx/program_test.exs)
+      :program_compile,
+      :program_run,
+      :program_stats
     ]
 
     for {name, sig} <- EMLX.NIF.__rows__(), name not in internal do

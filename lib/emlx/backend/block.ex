@@ -31,7 +31,7 @@ if Code.ensure_loaded?(Nx) do
     end
 
     defp native(%Nx.Block.AllClose{} = s, out, [a, b]) do
-      EMLX.allclose(ref(a), ref(b), s.rtol, s.atol, s.equal_nan) |> B.to_nx(out)
+      EMLX.allclose(ref(a), ref(b), s.rtol, s.atol, s.equal_nan || false) |> B.to_nx(out)
     end
 
     defp native(%Nx.Block.CumulativeSum{} = s, out, [t]),
