@@ -150,6 +150,12 @@ typedef enum emlx_prim {
   EMLX_PRIM_ROW_REDUCE,  /* mean, var, std, logsumexp over trailing axes */
   EMLX_PRIM_ROW_SOFTMAX, /* softmax, log_softmax over trailing axes */
 
+  /* ---- quantize family (include/emlx/quantize.h; params_quantize.h) ---- */
+  EMLX_PRIM_QUANTIZE,
+  EMLX_PRIM_DEQUANTIZE,
+  EMLX_PRIM_QMM,
+  EMLX_PRIM_GATHER_QMM,
+
   EMLX_PRIM_COUNT
 } emlx_prim;
 
