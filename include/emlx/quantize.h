@@ -19,7 +19,8 @@
  * sign and the edge chosen as MLX does (the edge value is exactly
  * representable), q = clip(rint((w - bias) / scale), 0, 2^bits - 1), and
  * value = scale * q + bias. The microscaled modes use MLX's scale rounding
- * (log2 rounded for e8m0, MLX's fp8 conversion for e4m3) and MLX's nearest
+ * (e8m0: the power of two at or above max|w| / max code, MLX's fp8
+ * conversion for e4m3) and MLX's nearest
  * code (ties to the lower code magnitude). NaN and Inf inputs give exactly the
  * codes and scales MLX gives. Quantized inputs are float32, float16 or
  * bfloat16 (float64 is an error, as in MLX's CPU kernels).

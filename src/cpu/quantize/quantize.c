@@ -111,11 +111,18 @@ static void fp_group(const qz_ctx *c, int64_t g) {
     for (int j = 0; j < gs; j++)
       q[j] = emlx_qz_round(v[j] / sd, dt);
     f32_codes = true;
-  } else { /* e8m0: e = round(log2(s)) in dt, 0 when s == 0 */
+  } else { /* e8m0: e = ceil(log2(s)), exactly, 0 when s == 0 (MLX 0.32.4; the source of
+            * 0.32.2 rounded log2 instead: the golden vectors say ceil) */
     float e = 0.0f;
     if (s != 0.0f) {
-      float l = emlx_qz_round(rintf(emlx_qz_round(log2f(s), dt)), dt);
-      e = emlx_qz_round((float)emlx_qz_f2i(l), dt);
+      int ex = 0;
+      if (isfinite(s)) { /* exactly ceil(log2(s)) */
+        float m = frexpf(s, &ex);
+        ex = m == 0.5f ? ex - 1 : ex;
+      } else {
+        ex = INT32_MIN;
+      }
+      e = emlx_qz_round((float)ex, dt);
     }
     float p = emlx_qz_round(powf(2.0f, e), dt);
     for (int j = 0; j < gs; j++)
