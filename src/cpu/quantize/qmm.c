@@ -47,7 +47,7 @@ typedef struct emlx_gqmm_desc {
   int64_t count;
   const uint32_t *lhs;
   const uint32_t *rhs;
-  int64_t x_stride, w_stride, s_stride, o_stride, n_experts;
+  int64_t x_stride, w_stride, s_stride, o_stride, n_x, n_experts;
   bool sorted;
 } emlx_gqmm_desc;
 static bool emlx_cpu_qmm_fast(const emlx_qmm_desc *d) {
@@ -444,6 +444,7 @@ int emlx_cpu_gather_qmm(const emlx_node *node, emlx_array *const *in, emlx_array
   d.w_stride = g.rows * g.cols * p->bits / 32;
   d.s_stride = g.rows * (g.cols / p->group_size);
   d.o_stride = g.M * g.N;
+  d.n_x = bx;
   d.n_experts = ne;
   d.sorted = p->sorted != 0;
   if (!emlx_cpu_gather_qmm_fast(&d))
