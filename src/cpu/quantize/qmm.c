@@ -10,6 +10,7 @@
  * runs here: tiles of W are dequantized into a small block in scratch (never
  * the whole matrix) and reused across every row of x, one task per (matrix,
  * tile of N) on the pool, accumulating in float32. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,7 @@ typedef struct ref_ctx {
   int64_t nmat, ntiles, tile;  /* products; tiles of N per product; tile width */
   const int64_t *xi, *wi;      /* product i: x matrix, w matrix */
   float *out;                  /* [nmat][M][N] f32 */
+  _Atomic int failed;          /* a task could not get its scratch */
 } ref_ctx;
 
 /* Logical values c0 .. c0 + n of row r of packed matrix m. */
@@ -156,8 +158,10 @@ static void ref_range(void *ctx, int64_t begin, int64_t end) {
   const ref_ctx *c = ctx;
   size_t blk_n = (size_t)(c->transpose ? REF_KB_T * REF_NB_T : REF_KB_N * REF_NB_N);
   float *blk = emlx__scratch_get((blk_n + (size_t)(c->M * c->tile)) * sizeof(float));
-  if (!blk)
-    return; /* cannot happen in practice: scratch reports out of memory itself */
+  if (!blk) { /* scratch has set the error */
+    atomic_store(&((ref_ctx *)ctx)->failed, 1);
+    return;
+  }
   float *acc = blk + blk_n;
   for (int64_t t = begin; t < end; t++)
     ref_task(c, t, blk, acc);
@@ -248,7 +252,7 @@ static emlx_qmm_desc desc_of(const emlx_quantize_params *p, const qmm_geom *g, c
   return d;
 }
 
-static void run_reference(const emlx_quantize_params *p, const qmm_geom *g, const qmm_inputs *q,
+static int run_reference(const emlx_quantize_params *p, const qmm_geom *g, const qmm_inputs *q,
                           emlx_dtype sdt, int64_t nmat, const int64_t *xi, const int64_t *wi,
                           float *out) {
   ref_ctx c = {.x = q->xf,
@@ -273,7 +277,9 @@ static void run_reference(const emlx_quantize_params *p, const qmm_geom *g, cons
   c.ntiles = (g->N + c.tile - 1) / c.tile;
   int64_t work = g->M * g->K * c.tile; /* per task */
   int64_t grain = work >= (1 << 16) ? 1 : (1 << 16) / (work + 1) + 1;
+  atomic_init(&c.failed, 0);
   emlx__parallel_for(nmat * c.ntiles, grain, ref_range, &c);
+  return atomic_load(&c.failed) ? -1 : 0;
 }
 
 /* Gives out its data; *f32 is where the products go (the output itself, or
@@ -354,6 +360,7 @@ int emlx_cpu_qmm(const emlx_node *node, emlx_array *const *in, emlx_array *const
   int64_t wmat = g.rows * g.cols * p->bits / 32, smat = g.rows * (g.cols / p->group_size);
   size_t ses = emlx_dtype_size(sdt);
   bool fast = true;
+  int rc = 0;
   for (int64_t i = 0; i < nmat && fast; i++) {
     emlx_qmm_desc d = desc_of(p, &g, &q, sdt, of + i * g.M * g.N);
     d.x = q.xf + xi[i] * g.M * g.K;
@@ -362,17 +369,17 @@ int emlx_cpu_qmm(const emlx_node *node, emlx_array *const *in, emlx_array *const
     d.biases = affine ? (const char *)q.biases + (size_t)(wi[i] * smat) * ses : NULL;
     fast = emlx_cpu_qmm_fast(&d);
     if (!fast && i > 0) { /* declined after accepting: finish the rest here */
-      run_reference(p, &g, &q, sdt, nmat - i, xi + i, wi + i, of + i * g.M * g.N);
+      rc = run_reference(p, &g, &q, sdt, nmat - i, xi + i, wi + i, of + i * g.M * g.N);
       fast = true;
       break;
     }
   }
   if (!fast)
-    run_reference(p, &g, &q, sdt, nmat, xi, wi, of);
+    rc = run_reference(p, &g, &q, sdt, nmat, xi, wi, of);
   inputs_free(&q);
   free(xi);
   out_end(o, of);
-  return 0;
+  return rc;
 }
 
 int emlx_cpu_gather_qmm(const emlx_node *node, emlx_array *const *in, emlx_array *const *out) {
@@ -448,7 +455,7 @@ int emlx_cpu_gather_qmm(const emlx_node *node, emlx_array *const *in, emlx_array
   d.n_experts = ne;
   d.sorted = p->sorted != 0;
   if (!emlx_cpu_gather_qmm_fast(&d))
-    run_reference(p, &g, &q, sdt, count, xi, wi, of);
+    rc = run_reference(p, &g, &q, sdt, count, xi, wi, of);
   inputs_free(&q);
 done:
   free(raw);
