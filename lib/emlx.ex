@@ -806,7 +806,7 @@ defmodule EMLX do
           {tensor_ref(), tensor_ref(), tensor_ref() | nil}
   def quantize(tensor, group_size \\ nil, bits \\ nil, mode \\ "affine")
 
-  def quantize(%{__struct__: _} = tensor, opts, nil, "affine") when is_list(opts),
+  def quantize(%{__struct__: Nx.Tensor} = tensor, opts, nil, "affine") when is_list(opts),
     do: nx_quantization().quantize(tensor, opts)
 
   def quantize(tensor, group_size, bits, mode),
@@ -838,7 +838,10 @@ defmodule EMLX do
   Dequantizes a quantized `Nx.Tensor` (made by `EMLX.quantize/2`) back to a
   dense float tensor; every mode `EMLX.quantize/2` accepts is supported.
   """
-  def dequantize(%{__struct__: _} = tensor), do: nx_quantization().dequantize(tensor)
+  def dequantize(%{__struct__: Nx.Tensor} = tensor), do: nx_quantization().dequantize(tensor)
+
+  def dequantize(other),
+    do: raise(EMLX.NIFError, "dequantize/1: not an Nx.Tensor: #{inspect(other)}")
 
   @doc """
   Quantized matrix multiplication (`mx.quantized_matmul`): `x @ W^T`
@@ -888,7 +891,11 @@ defmodule EMLX do
   `EMLX.quantize/2`, through `quantized_matmul/8`. Raises `ArgumentError`
   if both arguments are quantized.
   """
-  def quantized_matmul(activation, qw), do: nx_quantization().quantized_matmul(activation, qw)
+  def quantized_matmul(%{__struct__: Nx.Tensor} = activation, %{__struct__: Nx.Tensor} = qw),
+    do: nx_quantization().quantized_matmul(activation, qw)
+
+  def quantized_matmul(_, _),
+    do: raise(EMLX.NIFError, "quantized_matmul/2: both arguments must be Nx tensors")
 
   @doc """
   Quantized matmul with per-row expert selection (`mx.gather_qmm`).
@@ -950,27 +957,37 @@ defmodule EMLX do
   names the expert for each row. Options: `:lhs_indices` (default `nil`),
   `:sorted_indices` (default `false`).
   """
-  def gather_quantized_matmul(x, qw, rhs_indices, opts \\ []),
-    do: nx_quantization().gather_quantized_matmul(x, qw, rhs_indices, opts)
+  def gather_quantized_matmul(x, qw, rhs_indices, opts \\ [])
 
+  def gather_quantized_matmul(
+        %{__struct__: Nx.Tensor} = x,
+        %{__struct__: Nx.Tensor} = qw,
+        %{__struct__: Nx.Tensor} = rhs_indices,
+        opts
+      )
+      when is_list(opts),
+      do: nx_quantization().gather_quantized_matmul(x, qw, rhs_indices, opts)
+
+  def gather_quantized_matmul(_, _, _, _),
+    do:
+      raise(
+        EMLX.NIFError,
+        "gather_quantized_matmul/4: x, qw and rhs_indices must be Nx tensors, opts a list"
+      )
+
+  # nil: the mode's default; anything else goes to the NIF, which checks it.
   defp qparam(nil), do: 0
-  defp qparam(n) when is_integer(n) and n > 0 and n < 1_000_000, do: n
-
-  defp qparam(other),
-    do: raise(ArgumentError, "expected a positive integer or nil, got: #{inspect(other)}")
+  defp qparam(n), do: n
 
   defp qmode(mode) when is_atom(mode) and mode not in [nil, true, false], do: Atom.to_string(mode)
-  defp qmode(mode) when is_binary(mode), do: mode
-
-  defp qmode(other),
-    do: raise(ArgumentError, "expected a quantization mode string, got: #{inspect(other)}")
+  defp qmode(mode), do: mode
 
   # The Nx side lives in EMLX.Quantization, compiled only when Nx is present.
   defp nx_quantization do
     mod = EMLX.Quantization
 
     unless Code.ensure_loaded?(mod) do
-      raise ArgumentError, "quantized Nx tensors need Nx (EMLX.Quantization is not compiled)"
+      raise EMLX.NIFError, "quantized Nx tensors need Nx (EMLX.Quantization is not compiled)"
     end
 
     mod

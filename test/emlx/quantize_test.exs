@@ -246,7 +246,12 @@ defmodule EMLX.QuantizeTest do
       EMLX.eval(g)
     end
 
-    assert_raise ArgumentError, fn -> EMLX.quantize(w, -3, 4) end
-    assert_raise ArgumentError, fn -> EMLX.quantize(w, 32, 4, 17) end
+    assert_raise EMLX.NIFError, ~r/group size -3 is not supported/, fn ->
+      EMLX.quantize(w, -3, 4)
+    end
+
+    assert_raise EMLX.NIFError, fn -> EMLX.quantize(w, 32, 4, 17) end
+    assert_raise EMLX.NIFError, fn -> EMLX.dequantize(w) end
+    assert_raise EMLX.NIFError, fn -> EMLX.quantized_matmul(w, w) end
   end
 end
