@@ -27,8 +27,8 @@ NIF_HANDLER(h_quantize) {
   if (mode < 0)
     return err;
   emlx_array *q = NULL, *s = NULL, *b = NULL;
-  if (emlx_quantize(a[0].array, int_arg(a, 1), int_arg(a, 2), (emlx_quantization_mode)mode, &q,
-                    &s, &b) != 0)
+  if (emlx_quantize(a[0].array, int_arg(a, 1), int_arg(a, 2), (emlx_quantization_mode)mode, &q, &s,
+                    &b) != 0)
     return nif_engine_error(c);
   emlx_array *arrs[3] = {q, s, b};
   ERL_NIF_TERM items[3];

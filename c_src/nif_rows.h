@@ -249,7 +249,7 @@
   X(count_leading_zeros, "count_leading_zeros", "t", 0, h_count_leading_zeros)                     \
   X(population_count, "population_count", "t", 0, h_population_count)                              \
   X(from_nx_blob, "from_nx_blob", "BsSyd", 0, h_from_nx_blob)                                      \
-  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)                                              \
+  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)                                                \
   /* ---- quantization (nif_quantize.c) ------------------------------------ */                    \
   X(quantize, "quantize", "tiiS", 0, h_quantize)                                                   \
   X(dequantize, "dequantize", "ttoiiS", 0, h_dequantize)                                           \

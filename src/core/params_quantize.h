@@ -20,9 +20,9 @@ typedef struct emlx_quantize_params {
   int32_t mode; /* emlx_quantization_mode */
   int32_t group_size;
   int32_t bits;
-  int32_t transpose;     /* QMM, GATHER_QMM */
-  int32_t sorted;        /* GATHER_QMM: rhs sorted (hint) */
-  int32_t with_biases;   /* QUANTIZE: the biases output exists */
+  int32_t transpose;   /* QMM, GATHER_QMM */
+  int32_t sorted;      /* GATHER_QMM: rhs sorted (hint) */
+  int32_t with_biases; /* QUANTIZE: the biases output exists */
 } emlx_quantize_params;
 
 #endif

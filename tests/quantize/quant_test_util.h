@@ -22,7 +22,9 @@ static inline double qt_e4m3(unsigned c) {
 }
 
 /* e8m0 as MLX's kernels read it: 2^(s-127); 255 gives Inf. */
-static inline double qt_e8m0(unsigned s) { return s == 255 ? (double)INFINITY : ldexp(1.0, (int)s - 127); }
+static inline double qt_e8m0(unsigned s) {
+  return s == 255 ? (double)INFINITY : ldexp(1.0, (int)s - 127);
+}
 
 /* Code i of a row of packed words: bits [i*bits, (i+1)*bits) of the row read
  * as one little-endian integer. */

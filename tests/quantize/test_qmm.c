@@ -10,9 +10,8 @@ typedef struct cfg {
   int mode, bits, gs;
 } cfg;
 
-static const cfg CFGS[] = {{0, 2, 32}, {0, 3, 64}, {0, 4, 64}, {0, 5, 128}, {0, 6, 32},
-                           {0, 8, 64}, {0, 4, 128}, {0, 3, 32}, {1, 4, 32}, {2, 8, 32},
-                           {3, 4, 16}};
+static const cfg CFGS[] = {{0, 2, 32},  {0, 3, 64}, {0, 4, 64}, {0, 5, 128}, {0, 6, 32}, {0, 8, 64},
+                           {0, 4, 128}, {0, 3, 32}, {1, 4, 32}, {2, 8, 32},  {3, 4, 16}};
 #define NCFG ((int)(sizeof CFGS / sizeof CFGS[0]))
 
 static tu_rng g_rng = {1515};
@@ -58,8 +57,8 @@ static void free_q(qmat *q) {
 
 /* Checks out (nmat, M, N) against x[xi[i]] . W[wi[i]]. */
 static void check_products(const char *what, emlx_array *out, const double *x, const qmat *q,
-                           int64_t nmat, const int64_t *xi, const int64_t *wi, int64_t M,
-                           int64_t K, int64_t N, bool transpose, const cfg *c, emlx_dtype odt) {
+                           int64_t nmat, const int64_t *xi, const int64_t *wi, int64_t M, int64_t K,
+                           int64_t N, bool transpose, const cfg *c, emlx_dtype odt) {
   double *got = tu_read(out);
   if (!got)
     return;
@@ -74,8 +73,8 @@ static void check_products(const char *what, emlx_array *out, const double *x, c
         double s = 0, a = 0;
         for (int64_t k = 0; k < K; k++) {
           double v = qt_value(wm, q->s ? q->s + so : NULL, q->b ? q->b + so : NULL,
-                              q->sb ? q->sb + so : NULL, transpose ? n : k, transpose ? k : n,
-                              cols, c->gs, c->bits, c->mode);
+                              q->sb ? q->sb + so : NULL, transpose ? n : k, transpose ? k : n, cols,
+                              c->gs, c->bits, c->mode);
           double xv = x[(xi[i] * M + m) * K + k];
           s += xv * v;
           a += fabs(xv * v);
@@ -233,8 +232,8 @@ static void test_gather(void) {
                             (emlx_quantization_mode)c->mode, true);
       int64_t xi2[3] = {0, 1, 2}, wi2[3] = {3, 3, 1};
       if (CHECK(out != NULL) && okq && xd)
-        check_products("gather_qmm sorted, lhs NULL", out, xd, &q, 3, xi2, wi2, M, K, N,
-                       transpose, c, EMLX_FLOAT32);
+        check_products("gather_qmm sorted, lhs NULL", out, xd, &q, 3, xi2, wi2, M, K, N, transpose,
+                       c, EMLX_FLOAT32);
       emlx_release(out);
       /* an index out of range fails at evaluation, with a message */
       double bad[1] = {5};

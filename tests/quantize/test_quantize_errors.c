@@ -9,8 +9,8 @@
     emlx_clear_error();                                                                            \
     bool tu_failed_ = (expr);                                                                      \
     const char *e_ = emlx_last_error();                                                            \
-    CHECK_MSG(tu_failed_ && e_ && strstr(e_, needle) != NULL,                                      \
-              "%s fails naming \"%s\" (message \"%s\")", #expr, needle, e_ ? e_ : "(null)");      \
+    CHECK_MSG(tu_failed_ &&e_ &&strstr(e_, needle) != NULL,                                        \
+              "%s fails naming \"%s\" (message \"%s\")", #expr, needle, e_ ? e_ : "(null)");       \
     emlx_clear_error();                                                                            \
   } while (0)
 
@@ -62,8 +62,7 @@ static void test_dequantize_and_qmm_errors(void) {
   CHECK_ERR(emlx_dequantize(q, s_rows, s_rows, 64, 4, EMLX_QUANT_AFFINE) == NULL,
             "shape of scales does not match");
   CHECK_ERR(emlx_dequantize(q, s, s_bad, 64, 4, EMLX_QUANT_AFFINE) == NULL, "same shape");
-  CHECK_ERR(emlx_dequantize(q, s, NULL, 64, 4, EMLX_QUANT_AFFINE) == NULL,
-            "biases must be given");
+  CHECK_ERR(emlx_dequantize(q, s, NULL, 64, 4, EMLX_QUANT_AFFINE) == NULL, "biases must be given");
   CHECK_ERR(emlx_dequantize(q, s, b, 32, 4, EMLX_QUANT_AFFINE) == NULL,
             "shape of scales does not match");
   CHECK_ERR(emlx_dequantize(q_i, s, b, 64, 4, EMLX_QUANT_AFFINE) == NULL, "uint32");
@@ -111,8 +110,7 @@ static void test_dequantize_and_qmm_errors(void) {
   int64_t n3 = 3;
   double iv3[3] = {0, 1, 2};
   emlx_array *i3 = tu_make(EMLX_INT32, &n3, 1, iv3);
-  CHECK_ERR(emlx_gather_qmm(x3, q3, s3, b3, ii, i3, true, 64, 4, EMLX_QUANT_AFFINE, false) ==
-                NULL,
+  CHECK_ERR(emlx_gather_qmm(x3, q3, s3, b3, ii, i3, true, 64, 4, EMLX_QUANT_AFFINE, false) == NULL,
             "broadcast");
   int64_t one = 128;
   emlx_array *x1 = emlx_zeros(&one, 1, EMLX_FLOAT32, EMLX_CPU);
@@ -127,8 +125,8 @@ static void test_dequantize_and_qmm_errors(void) {
   if (CHECK(g != NULL))
     CHECK_ERR(emlx_eval(&g, 1) != 0, "lhs_indices[0] = -1 is out of range");
   emlx_release(g);
-  emlx_array *xs[] = {in, x1, i3, fi, ii, x3, w3, q3, s3, b3, x, x_k, x_i, x_d, s_bad, s_rows,
-                      s_u8, q_i, q, s, b, qf, sf, w};
+  emlx_array *xs[] = {in,  x1,  i3,    fi,     ii,   x3,  w3, q3, s3, b3, x,  x_k,
+                      x_i, x_d, s_bad, s_rows, s_u8, q_i, q,  s,  b,  qf, sf, w};
   for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
     emlx_release(xs[i]);
 }

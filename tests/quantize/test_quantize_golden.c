@@ -148,8 +148,8 @@ static void ref_product(const double *x, int64_t M, int64_t K, int64_t N, const 
       double s = 0, a = 0;
       for (int64_t k = 0; k < K; k++) {
         int64_t r = transpose ? n : k, c = transpose ? k : n;
-        double v = qt_value(wm, sc ? sc + so : NULL, bi ? bi + so : NULL, sb ? sb + so : NULL, r,
-                            c, cols, gs, bits, mode);
+        double v = qt_value(wm, sc ? sc + so : NULL, bi ? bi + so : NULL, sb ? sb + so : NULL, r, c,
+                            cols, gs, bits, mode);
         s += x[m * K + k] * v;
         a += fabs(x[m * K + k] * v);
       }
@@ -213,8 +213,8 @@ static void test_qmm_records(void) {
       out = emlx_gather_qmm(ax, aw, as, ab, al, ar, transpose, gs, bits,
                             (emlx_quantization_mode)mode, false);
     } else {
-      out = emlx_quantized_matmul(ax, aw, as, ab, transpose, gs, bits,
-                                  (emlx_quantization_mode)mode);
+      out =
+          emlx_quantized_matmul(ax, aw, as, ab, transpose, gs, bits, (emlx_quantization_mode)mode);
     }
     double *got = out ? tu_read(out) : NULL;
     if (CHECK_MSG(got != NULL, "%s %s bits=%d", kind ? "gather_qmm" : "quantized_matmul",
@@ -230,7 +230,8 @@ static void test_qmm_records(void) {
       double eps_mlx = dt == EMLX_FLOAT32 ? 1e-5 : dt == EMLX_FLOAT16 ? 2e-2 : 1e-1;
       double worst_ref = 0, worst_mlx = 0;
       for (int64_t i = 0; i < nout; i++) {
-        int64_t xi = kind ? ((const uint32_t *)li)[i] : i, wi = kind ? ((const uint32_t *)ri)[i] : i;
+        int64_t xi = kind ? ((const uint32_t *)li)[i] : i,
+                wi = kind ? ((const uint32_t *)ri)[i] : i;
         ref_product(xd + xi * M * K, M, K, N, wq, sd, bd, mode == 0 ? NULL : sc, wi, transpose, gs,
                     bits, mode, ref, mag);
         for (int64_t j = 0; j < M * N; j++) {
@@ -241,9 +242,11 @@ static void test_qmm_records(void) {
           worst_mlx = e2 > worst_mlx ? e2 : worst_mlx;
         }
       }
-      CHECK_MSG(worst_ref <= 1.0, "%s %s bits=%d g=%d %s transpose=%d: vs f64 reference %.3g of "
-                "tolerance", kind ? "gather_qmm" : "qmm", MODE_NAMES[mode], bits, gs, tu_dname(dt),
-                transpose, worst_ref);
+      CHECK_MSG(worst_ref <= 1.0,
+                "%s %s bits=%d g=%d %s transpose=%d: vs f64 reference %.3g of "
+                "tolerance",
+                kind ? "gather_qmm" : "qmm", MODE_NAMES[mode], bits, gs, tu_dname(dt), transpose,
+                worst_ref);
       CHECK_MSG(worst_mlx <= 1.0, "%s %s bits=%d g=%d %s transpose=%d: vs MLX %.3g of tolerance",
                 kind ? "gather_qmm" : "qmm", MODE_NAMES[mode], bits, gs, tu_dname(dt), transpose,
                 worst_mlx);

@@ -20,9 +20,8 @@
 #include "emlx.h"
 
 /* MLX's FP4_LUT: e2m1 code -> value. */
-static const float emlx_qz_fp4_lut[16] = {+0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f,
-                                          +4.0f, +6.0f, -0.0f, -0.5f, -1.0f, -1.5f,
-                                          -2.0f, -3.0f, -4.0f, -6.0f};
+static const float emlx_qz_fp4_lut[16] = {+0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f, +4.0f, +6.0f,
+                                          -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
 static inline uint16_t emlx_qz_to_f16_bits(float x) {
   if (isnan(x))

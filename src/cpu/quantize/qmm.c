@@ -68,9 +68,9 @@ _Static_assert(EMLX_QUANT_AFFINE == 0 && EMLX_QUANT_MXFP4 == 1 && EMLX_QUANT_MXF
 /* ---- the reference kernel ------------------------------------------------------------------ */
 
 typedef struct ref_ctx {
-  const float *x;       /* all x matrices, [Bx][M][K] f32 */
-  const uint8_t *w;     /* all packed matrices */
-  const void *scales;   /* [E][rows][cols / gs] */
+  const float *x;     /* all x matrices, [Bx][M][K] f32 */
+  const uint8_t *w;   /* all packed matrices */
+  const void *scales; /* [E][rows][cols / gs] */
   const void *biases;
   emlx_dtype sdt;
   int gs, bits, mode, transpose;
@@ -253,8 +253,8 @@ static emlx_qmm_desc desc_of(const emlx_quantize_params *p, const qmm_geom *g, c
 }
 
 static int run_reference(const emlx_quantize_params *p, const qmm_geom *g, const qmm_inputs *q,
-                          emlx_dtype sdt, int64_t nmat, const int64_t *xi, const int64_t *wi,
-                          float *out) {
+                         emlx_dtype sdt, int64_t nmat, const int64_t *xi, const int64_t *wi,
+                         float *out) {
   ref_ctx c = {.x = q->xf,
                .w = (const uint8_t *)q->w,
                .scales = q->scales,

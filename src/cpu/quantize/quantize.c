@@ -77,8 +77,8 @@ static void affine_group(const qz_ctx *c, int64_t g) {
   uint32_t codes[128];
   for (int j = 0; j < gs; j++) {
     float q = rintf((v[j] - bias) / scale);
-    q = q < 0.0f ? 0.0f : q;        /* std::max(q, 0) */
-    q = n_bins < q ? n_bins : q;    /* std::min(q, n_bins) */
+    q = q < 0.0f ? 0.0f : q;                /* std::max(q, 0) */
+    q = n_bins < q ? n_bins : q;            /* std::min(q, n_bins) */
     codes[j] = isnan(q) ? 0u : (uint32_t)q; /* NaN packs as 0 (see above) */
   }
   pack_codes(c->wq + (size_t)g * (size_t)gs * (size_t)bits / 8, codes, gs, bits);
@@ -181,8 +181,8 @@ int emlx_cpu_quantize(const emlx_node *node, emlx_array *const *in, emlx_array *
     return -1;
   /* Outputs the caller released are still computed into scratch. */
   size_t wq_bytes = (size_t)w->size * (size_t)p->bits / 8;
-  size_t s_bytes = (size_t)ngroups * emlx_dtype_size(p->mode == EMLX_QUANT_AFFINE ? w->dtype
-                                                                                  : EMLX_UINT8);
+  size_t s_bytes =
+      (size_t)ngroups * emlx_dtype_size(p->mode == EMLX_QUANT_AFFINE ? w->dtype : EMLX_UINT8);
   void *tmp[3] = {NULL, NULL, NULL};
   void *dst[3];
   size_t sizes[3] = {wq_bytes, s_bytes, s_bytes};

@@ -117,8 +117,8 @@ int emlx_quantize(emlx_array *w, int group_size, int bits, emlx_quantization_mod
   int ndims[3] = {nd, nd, nd};
   int nout = p.with_biases ? 3 : 2;
   emlx_array *res[3] = {NULL, NULL, NULL};
-  if (!emlx__node_make(EMLX_PRIM_QUANTIZE, &w, 1, &p, sizeof p, nout, dts, shapes, ndims,
-                       w->device, res))
+  if (!emlx__node_make(EMLX_PRIM_QUANTIZE, &w, 1, &p, sizeof p, nout, dts, shapes, ndims, w->device,
+                       res))
     return -1;
   *wq = res[0];
   *scales = res[1];
@@ -186,20 +186,19 @@ emlx_array *emlx_dequantize_to(emlx_array *wq, emlx_array *scales, emlx_array *b
     dtype = mode == EMLX_QUANT_AFFINE ? emlx_promote_types(scales->dtype, biases->dtype)
                                       : EMLX_BFLOAT16;
   } else if (!half_or_single(dtype)) {
-    return EMLX_FAIL_NULL("%s: the output dtype must be float32, float16 or bfloat16 (got %s)",
-                          op, emlx_dtype_name(dtype));
+    return EMLX_FAIL_NULL("%s: the output dtype must be float32, float16 or bfloat16 (got %s)", op,
+                          emlx_dtype_name(dtype));
   }
   emlx_quantize_params p = params_of(mode, group_size, bits);
   int64_t shape[EMLX_MAX_NDIM];
   memcpy(shape, wq->shape, (size_t)wq->ndim * sizeof *shape);
   shape[wq->ndim - 1] = cols;
   emlx_array *ins[3] = {wq, scales, biases};
-  return emlx__op(EMLX_PRIM_DEQUANTIZE, ins, biases ? 3 : 2, &p, sizeof p, dtype, shape,
-                  wq->ndim);
+  return emlx__op(EMLX_PRIM_DEQUANTIZE, ins, biases ? 3 : 2, &p, sizeof p, dtype, shape, wq->ndim);
 }
 
-emlx_array *emlx_dequantize(emlx_array *wq, emlx_array *scales, emlx_array *biases,
-                            int group_size, int bits, emlx_quantization_mode mode) {
+emlx_array *emlx_dequantize(emlx_array *wq, emlx_array *scales, emlx_array *biases, int group_size,
+                            int bits, emlx_quantization_mode mode) {
   return emlx_dequantize_to(wq, scales, biases, group_size, bits, mode, (emlx_dtype)-1);
 }
 
@@ -359,8 +358,8 @@ emlx_array *emlx_gather_qmm(emlx_array *x, emlx_array *w, emlx_array *scales, em
     emlx_quantize_params p = params_of(mode, group_size, bits);
     p.transpose = transpose;
     p.sorted = sorted_indices;
-    out = emlx__op(EMLX_PRIM_GATHER_QMM, q.ins, q.nin + 2, &p, sizeof p, q.out_dtype, shape,
-                   nb + 2);
+    out =
+        emlx__op(EMLX_PRIM_GATHER_QMM, q.ins, q.nin + 2, &p, sizeof p, q.out_dtype, shape, nb + 2);
   }
   emlx_release(lb);
   emlx_release(rb);
