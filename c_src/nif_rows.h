@@ -246,15 +246,20 @@
   X(engine_default_device, "engine_default_device", "", 0, h_engine_default_device)                \
   X(runtime_info, "runtime_info", "", 0, h_runtime_info)                                           \
   X(nif_stats, "nif_stats", "", 0, h_nif_stats)                                                    \
-  X(eval_stats, "eval_stats", "", 0, h_eval_stats)                                                \
+  X(eval_stats, "eval_stats", "", 0, h_eval_stats)                                                 \
   /* ---- bit counting and Nx's f8 / sub-byte types (nif_bits.c) ------------ */                   \
   X(count_leading_zeros, "count_leading_zeros", "t", 0, h_count_leading_zeros)                     \
   X(population_count, "population_count", "t", 0, h_population_count)                              \
   X(from_nx_blob, "from_nx_blob", "BsSyd", 0, h_from_nx_blob)                                      \
-  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)                                              \
+  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)                                                \
   /* ---- programs: compiled once, replayed (nif_program.c) ------------------ */                  \
   X(program_compile, "program_compile", "z", 0, h_program_compile)                                 \
   X(program_stats, "program_stats", "P", 0, h_program_stats)                                       \
-  X(program_run, "program_run", "PLqk", 0, h_program_run)
+  X(program_run, "program_run", "PLqk", 0, h_program_run)                                          \
+  /* ---- quantization (nif_quantize.c) ------------------------------------ */                    \
+  X(quantize, "quantize", "tiiS", 0, h_quantize)                                                   \
+  X(dequantize, "dequantize", "ttoiiS", 0, h_dequantize)                                           \
+  X(quantized_matmul, "quantized_matmul", "tttobiiS", 0, h_quantized_matmul)                       \
+  X(gather_qmm, "gather_qmm", "tttooobiiSb", 0, h_gather_qmm)
 
 #endif

@@ -794,6 +794,219 @@ defmodule EMLX do
   def linalg_svd(tensor, compute_uv \\ true, full_matrices \\ true),
     do: call!(:linalg_svd, [tensor, compute_uv, full_matrices])
 
+  ## Quantization (MLX's formats: include/emlx/quantize.h)
+
+  @typedoc "A quantization mode: `\"affine\"`, `\"mxfp4\"`, `\"mxfp8\"` or `\"nvfp4\"` (or the atom)."
+  @type quantization_mode() :: String.t() | atom()
+
+  @doc """
+  Quantizes a floating point tensor (rank >= 2; `{:f, 32}`, `{:f, 16}` or
+  `{:bf, 16}`) along its last axis into MLX's packed format, bit for bit as
+  `mx.quantize`.
+
+  Returns `{quantized_weights, scales, biases}`:
+    - `quantized_weights` — uint32, `K * bits / 32` words a row (for 3, 5
+      and 6 bits the codes straddle words, as in MLX)
+    - `scales` — per group, in `w`'s type (`"affine"`) or `{:u, 8}` (e8m0
+      for `"mxfp4"`/`"mxfp8"`, e4m3 for `"nvfp4"`)
+    - `biases` — per group (`"affine"`), or `nil` for the microscaled modes
+
+  `group_size` and `bits` of `nil` take the mode's defaults (affine 64 and 4;
+  mxfp4 32, 4; mxfp8 32, 8; nvfp4 16, 4). Affine takes bits 2, 3, 4, 5, 6, 8
+  and groups 32, 64, 128. Called with an `Nx.Tensor` and a keyword list it
+  is the `Nx` form (see `EMLX.Quantization`).
+  """
+  @spec quantize(tensor_ref(), pos_integer() | nil, pos_integer() | nil, quantization_mode()) ::
+          {tensor_ref(), tensor_ref(), tensor_ref() | nil}
+  def quantize(tensor, group_size \\ nil, bits \\ nil, mode \\ "affine")
+
+  def quantize(%{__struct__: Nx.Tensor} = tensor, opts, nil, "affine") when is_list(opts),
+    do: nx_quantization().quantize(tensor, opts)
+
+  def quantize(tensor, group_size, bits, mode),
+    do: unwrap!(EMLX.NIF.quantize(tensor, qparam(group_size), qparam(bits), qmode(mode)))
+
+  @doc """
+  Dequantizes packed weights back to floating point (`mx.dequantize`, bit
+  for bit).
+
+  `w` is the uint32 tensor of `quantize/4`, `scales` and `biases` its
+  companions (`biases` is `nil` for the microscaled modes). The result has
+  `w`'s shape with the last axis `w.shape[-1] * 32 / bits`, in the type of
+  the scales (affine) or `{:bf, 16}` (MLX's default for the other modes).
+  Called with one quantized `Nx.Tensor` it is the `Nx` form.
+  """
+  @spec dequantize(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref() | nil,
+          pos_integer() | nil,
+          pos_integer() | nil,
+          quantization_mode()
+        ) :: tensor_ref()
+  def dequantize(w, scales, biases, group_size \\ nil, bits \\ nil, mode \\ "affine") do
+    unwrap!(EMLX.NIF.dequantize(w, scales, biases, qparam(group_size), qparam(bits), qmode(mode)))
+  end
+
+  @doc """
+  Dequantizes a quantized `Nx.Tensor` (made by `EMLX.quantize/2`) back to a
+  dense float tensor; every mode `EMLX.quantize/2` accepts is supported.
+  """
+  def dequantize(%{__struct__: Nx.Tensor} = tensor), do: nx_quantization().dequantize(tensor)
+
+  def dequantize(other),
+    do: raise(EMLX.NIFError, "dequantize/1: not an Nx.Tensor: #{inspect(other)}")
+
+  @doc """
+  Quantized matrix multiplication (`mx.quantized_matmul`): `x @ W^T`
+  (`transpose: true`, W stored as `{N, K}` and quantized along K) or `x @ W`
+  (`transpose: false`, W `{K, N}` quantized along N), without forming the
+  dense W. `x` is `{..., M, K}` (or `{K}`) in `{:f, 32}`, `{:f, 16}` or
+  `{:bf, 16}`; batch axes of `x` and `w` broadcast. The result type is the
+  promotion of `x` and the scales (affine) or `x`'s type. Called with two
+  arguments (an activation and a quantized `Nx.Tensor`) it is the `Nx` form.
+  """
+  @spec quantized_matmul(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref() | nil,
+          boolean(),
+          pos_integer() | nil,
+          pos_integer() | nil,
+          quantization_mode()
+        ) :: tensor_ref()
+  def quantized_matmul(
+        x,
+        w,
+        scales,
+        biases,
+        transpose \\ true,
+        group_size \\ nil,
+        bits \\ nil,
+        mode \\ "affine"
+      ) do
+    unwrap!(
+      EMLX.NIF.quantized_matmul(
+        x,
+        w,
+        scales,
+        biases,
+        transpose,
+        qparam(group_size),
+        qparam(bits),
+        qmode(mode)
+      )
+    )
+  end
+
+  @doc """
+  `activation @ dequantize(qw)` for a quantized `Nx.Tensor` `qw` made by
+  `EMLX.quantize/2`, through `quantized_matmul/8`. Raises `ArgumentError`
+  if both arguments are quantized.
+  """
+  def quantized_matmul(%{__struct__: Nx.Tensor} = activation, %{__struct__: Nx.Tensor} = qw),
+    do: nx_quantization().quantized_matmul(activation, qw)
+
+  def quantized_matmul(_, _),
+    do: raise(EMLX.NIFError, "quantized_matmul/2: both arguments must be Nx tensors")
+
+  @doc """
+  Quantized matmul with per-row expert selection (`mx.gather_qmm`).
+
+  Same contract as `quantized_matmul/8`, plus two index tensors. `w`
+  carries every expert stacked on its leading axes; `rhs_indices` picks the
+  expert for each output matrix and `lhs_indices` the matrix of `x` (`nil`:
+  in order). The two broadcast to a shape `S`; the result is `S ++ {M, N}`.
+  `sorted_indices` says `rhs_indices` is sorted (a hint; the result is the
+  same). The gather happens inside the kernel: no expert's weights are
+  copied. An index out of range raises `EMLX.NIFError` when evaluated.
+  """
+  @spec gather_qmm(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref() | nil,
+          tensor_ref() | nil,
+          tensor_ref() | nil,
+          boolean(),
+          pos_integer() | nil,
+          pos_integer() | nil,
+          quantization_mode(),
+          boolean()
+        ) :: tensor_ref()
+  def gather_qmm(
+        x,
+        w,
+        scales,
+        biases,
+        lhs_indices,
+        rhs_indices,
+        transpose \\ true,
+        group_size \\ nil,
+        bits \\ nil,
+        mode \\ "affine",
+        sorted_indices \\ false
+      ) do
+    unwrap!(
+      EMLX.NIF.gather_qmm(
+        x,
+        w,
+        scales,
+        biases,
+        lhs_indices,
+        rhs_indices,
+        transpose,
+        qparam(group_size),
+        qparam(bits),
+        qmode(mode),
+        sorted_indices
+      )
+    )
+  end
+
+  @doc """
+  `gather_qmm/11` at the `Nx.Tensor` level: `qw` is a quantized tensor from
+  `EMLX.quantize/2` whose leading axis stacks the experts; `rhs_indices`
+  names the expert for each row. Options: `:lhs_indices` (default `nil`),
+  `:sorted_indices` (default `false`).
+  """
+  def gather_quantized_matmul(x, qw, rhs_indices, opts \\ [])
+
+  def gather_quantized_matmul(
+        %{__struct__: Nx.Tensor} = x,
+        %{__struct__: Nx.Tensor} = qw,
+        %{__struct__: Nx.Tensor} = rhs_indices,
+        opts
+      )
+      when is_list(opts),
+      do: nx_quantization().gather_quantized_matmul(x, qw, rhs_indices, opts)
+
+  def gather_quantized_matmul(_, _, _, _),
+    do:
+      raise(
+        EMLX.NIFError,
+        "gather_quantized_matmul/4: x, qw and rhs_indices must be Nx tensors, opts a list"
+      )
+
+  # nil: the mode's default; anything else goes to the NIF, which checks it.
+  defp qparam(nil), do: 0
+  defp qparam(n), do: n
+
+  defp qmode(mode) when is_atom(mode) and mode not in [nil, true, false], do: Atom.to_string(mode)
+  defp qmode(mode), do: mode
+
+  # The Nx side lives in EMLX.Quantization, compiled only when Nx is present.
+  defp nx_quantization do
+    mod = EMLX.Quantization
+
+    unless Code.ensure_loaded?(mod) do
+      raise EMLX.NIFError, "quantized Nx tensors need Nx (EMLX.Quantization is not compiled)"
+    end
+
+    mod
+  end
+
   ## MLX's everyday model ops
   #
   # Statistics and softmax run as one fused kernel each; the rest are

@@ -63,7 +63,9 @@ if Code.ensure_loaded?(Nx) do
     @behaviour Nx.Backend
 
     @enforce_keys [:ref]
-    defstruct [:ref]
+    # quantization: an EMLX.Quantization.Config when ref holds packed
+    # weights (EMLX.quantize/2), else nil.
+    defstruct [:ref, quantization: nil]
 
     alias Nx.Tensor, as: T
     alias EMLX.Backend, as: B
@@ -79,6 +81,12 @@ if Code.ensure_loaded?(Nx) do
     backend is copied to `EMLX.Backend` first. Sub-byte and f8 tensors give
     their wider storage (see "Types").
     """
+    def from_nx(%T{data: %B{quantization: %EMLX.Quantization.Config{}}}) do
+      raise ArgumentError,
+            "a quantized tensor (EMLX.quantize/2) can only be the right operand of Nx.dot; " <>
+              "call EMLX.dequantize/1 first"
+    end
+
     def from_nx(%T{data: %B{ref: ref}}), do: ref
     def from_nx(%T{} = tensor), do: tensor |> Nx.backend_copy(B) |> from_nx()
 
@@ -922,6 +930,17 @@ if Code.ensure_loaded?(Nx) do
     ## Contractions
 
     @impl true
+    def dot(
+          out,
+          l,
+          contract_l,
+          batch_l,
+          %T{data: %B{quantization: %{}}} = r,
+          contract_r,
+          batch_r
+        ),
+        do: EMLX.Quantization.dot(out, l, contract_l, batch_l, r, contract_r, batch_r)
+
     def dot(out, l, contract_l, batch_l, r, contract_r, batch_r) do
       EMLX.tensordot(
         ref_as(l, out.type),

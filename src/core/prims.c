@@ -118,6 +118,11 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     /* control flow */
     [EMLX_PRIM_WHILE] = {"while", -1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_COND] = {"cond", -1, EMLX_CLASS_OTHER},
+    /* quantize family */
+    [EMLX_PRIM_QUANTIZE] = {"quantize", 1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_DEQUANTIZE] = {"dequantize", -1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_QMM] = {"quantized_matmul", -1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_GATHER_QMM] = {"gather_qmm", -1, EMLX_CLASS_OTHER},
 };
 
 _Static_assert(sizeof emlx_prim_table / sizeof emlx_prim_table[0] == EMLX_PRIM_COUNT,

@@ -156,6 +156,11 @@ typedef enum emlx_prim {
   /* ---- control flow (include/emlx/compile.h; params_control.h) ---- */
   EMLX_PRIM_WHILE, /* a loop of programs over a state; one output per state value */
   EMLX_PRIM_COND,  /* runs the program of the first true predicate (or the else) */
+  /* ---- quantize family (include/emlx/quantize.h; params_quantize.h) ---- */
+  EMLX_PRIM_QUANTIZE,
+  EMLX_PRIM_DEQUANTIZE,
+  EMLX_PRIM_QMM,
+  EMLX_PRIM_GATHER_QMM,
 
   EMLX_PRIM_COUNT
 } emlx_prim;

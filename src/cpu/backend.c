@@ -23,6 +23,7 @@
 #include "indexing/views.h"
 #include "linalg/kernels.h"
 #include "matmul/kernels.h"
+#include "quantize/kernels.h"
 #include "reduce/kernels.h"
 #include "window/kernels.h"
 
@@ -51,9 +52,9 @@ const emlx_backend emlx_cpu_backend = {
          /* the families */
          EMLX_CPU_ELEMENTWISE_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
              EMLX_CPU_WINDOW_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
-                 EMLX_CPU_FFT_KERNELS EMLX_CPU_BITS_KERNELS
-                     /* control flow: kernels that run programs (src/core/control_flow.c) */
-                     [EMLX_PRIM_WHILE] = emlx__kernel_while,
+                 EMLX_CPU_FFT_KERNELS EMLX_CPU_BITS_KERNELS EMLX_CPU_QUANTIZE_KERNELS
+         /* control flow: kernels that run programs (src/core/control_flow.c) */
+         [EMLX_PRIM_WHILE] = emlx__kernel_while,
          [EMLX_PRIM_COND] = emlx__kernel_cond},
     .fuse_supports = emlx_cpu_fuse_supports,
     .fuse_compile = emlx_cpu_fuse_compile,
