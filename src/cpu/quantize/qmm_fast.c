@@ -383,7 +383,7 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
       for (int64_t g = 0; g < p->groups; g++) {
         double s = 0;
         for (int64_t k = 0; k < p->gs; k++)
-          s += x[g * p->gs + k];
+          s += (double)x[g * p->gs + k];
         xs[m * p->groups + g] = (float)s;
       }
     }
