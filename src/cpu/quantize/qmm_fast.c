@@ -14,7 +14,7 @@
 #include "qmm_fast.h"
 
 /* M up to this takes the decode path; above, the prefill path. */
-#define QMM_DECODE_MAX_M 16
+#define QMM_DECODE_MAX_M 24
 /* Prefill: elements of K per unpacked panel. */
 #define QMM_KC 256
 /* Generic decode path: elements of a packed row unpacked at a time. */
@@ -97,35 +97,48 @@ static inline void unpack8(const uint8_t *row, int bits, int64_t e0, uint32_t q[
 
 void emlx_qmm_dequant_row(const emlx_qmm_prob *p, int64_t r, int64_t e0, int64_t e1, float *dst) {
   const uint8_t *row = (const uint8_t *)p->w + r * p->row_bytes;
-  int gs = p->gs;
-  float s = 0, b = 0;
-  int64_t cur = -1;
-  uint32_t q[8];
-  for (int64_t e = e0; e < e1; e += 8) {
-    int64_t g = e / gs;
-    if (g != cur) {
-      emlx_qmm_prob one = *p;
-      one.smul = 1.0f;
-      emlx_qmm_load_scales(&one, r, g, 1, &s);
-      if (p->mode == EMLX_QMM_AFFINE)
-        emlx_qmm_load_biases(p, r, g, 1, &b);
-      cur = g;
+  const int gs = p->gs, bits = p->bits;
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  emlx_qmm_prob one = *p;
+  one.smul = 1.0f;
+  for (int64_t g0 = e0 / gs * gs; g0 < e1; g0 += gs) {
+    int64_t a = g0 > e0 ? g0 : e0, b = g0 + gs < e1 ? g0 + gs : e1;
+    float s, bias = 0.0f;
+    emlx_qmm_load_scales(&one, r, g0 / gs, 1, &s);
+    if (affine)
+      emlx_qmm_load_biases(p, r, g0 / gs, 1, &bias);
+    float *d = dst + (a - e0);
+    if (affine && bits == 4) {
+      const uint8_t *q = row + a / 2;
+      for (int64_t i = 0; i < (b - a) / 2; i++) {
+        d[2 * i] = s * (float)(q[i] & 15) + bias;
+        d[2 * i + 1] = s * (float)(q[i] >> 4) + bias;
+      }
+      continue;
     }
-    unpack8(row, p->bits, e, q);
-    float *d = dst + (e - e0);
-    switch (p->mode) {
-    case EMLX_QMM_AFFINE:
-      for (int i = 0; i < 8; i++)
-        d[i] = s * (float)q[i] + b;
-      break;
-    case EMLX_QMM_MXFP8:
-      for (int i = 0; i < 8; i++)
-        d[i] = s * fp8_lut[q[i]];
-      break;
-    default:
-      for (int i = 0; i < 8; i++)
-        d[i] = s * fp4_lut[q[i]];
-      break;
+    if (affine && bits == 8) {
+      const uint8_t *q = row + a;
+      for (int64_t i = 0; i < b - a; i++)
+        d[i] = s * (float)q[i] + bias;
+      continue;
+    }
+    uint32_t q[8];
+    for (int64_t e = a; e < b; e += 8, d += 8) {
+      unpack8(row, bits, e, q);
+      switch (p->mode) {
+      case EMLX_QMM_AFFINE:
+        for (int i = 0; i < 8; i++)
+          d[i] = s * (float)q[i] + bias;
+        break;
+      case EMLX_QMM_MXFP8:
+        for (int i = 0; i < 8; i++)
+          d[i] = s * fp8_lut[q[i]];
+        break;
+      default:
+        for (int i = 0; i < 8; i++)
+          d[i] = s * fp4_lut[q[i]];
+        break;
+      }
     }
   }
 }
