@@ -14,7 +14,7 @@
 #include "qmm_fast.h"
 
 /* M up to this takes the decode path; above, the prefill path. */
-#define QMM_DECODE_MAX_M 24
+#define QMM_DECODE_MAX_M 8
 /* Prefill: elements of K per unpacked panel. */
 #define QMM_KC 256
 /* Generic decode path: elements of a packed row unpacked at a time. */
@@ -212,7 +212,7 @@ static void scalar_micro(int64_t kc, const float *ap, const float *bp, float *co
 }
 
 const emlx_qmm_isa emlx_qmm_isa_scalar = {
-    "scalar", 1, SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro};
+    "scalar", 1, SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro, emlx_qmm_dequant_row};
 
 /* ---- driver --------------------------------------------------------------- */
 
@@ -308,7 +308,7 @@ static void prefill_range(void *vctx, int64_t b0, int64_t b1) {
       int64_t kc = p->K - k0 < QMM_KC ? p->K - k0 : QMM_KC;
       if (p->transpose) {
         for (int j = 0; j < nv; j++)
-          emlx_qmm_dequant_row(p, n0 + j, k0, k0 + kc, tmp + (size_t)j * QMM_KC);
+          u->dequant(p, n0 + j, k0, k0 + kc, tmp + (size_t)j * QMM_KC);
         for (int64_t k = 0; k < kc; k++) {
           float *d = bp + k * nr;
           int j = 0;
@@ -320,7 +320,7 @@ static void prefill_range(void *vctx, int64_t b0, int64_t b1) {
       } else {
         for (int64_t k = 0; k < kc; k++) {
           float *d = bp + k * nr;
-          emlx_qmm_dequant_row(p, k0 + k, n0, n0 + nv, d);
+          u->dequant(p, k0 + k, n0, n0 + nv, d);
           for (int j = nv; j < nr; j++)
             d[j] = 0.0f;
         }
@@ -347,9 +347,8 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
   run_ctx c = {p, u, NULL, false};
   int nt = threaded ? emlx_num_threads() : 1;
 
+  p->kind = u->pick(p); /* sets p->smul */
   if (p->M > QMM_DECODE_MAX_M) {
-    p->smul = 1.0f;
-    p->kind = EMLX_QK_GENERIC;
     int mr = u->mr;
     int64_t mpad = (p->M + mr - 1) / mr * mr;
     float *xpack = emlx__scratch_get((size_t)(mpad * p->K) * sizeof(float));
@@ -377,7 +376,6 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
     return !atomic_load(&c.failed);
   }
 
-  p->kind = u->pick(p);
   void *prep = NULL;
   if (p->transpose && p->kind != EMLX_QK_GENERIC) {
     int ppb = split_ppb(p->kind), vl = u->vl;

@@ -132,6 +132,8 @@ typedef struct emlx_qmm_isa {
   bool (*decode_n)(const emlx_qmm_prob *p, int64_t c0, int64_t c1); /* false: no memory */
   void (*micro)(int64_t kc, const float *ap, const float *bp, float *const *c, int64_t j0, int mv,
                 int nv, bool first);
+  /* emlx_qmm_dequant_row through the unit's decoder (p->kind, p->smul). */
+  void (*dequant)(const emlx_qmm_prob *p, int64_t r, int64_t e0, int64_t e1, float *dst);
 } emlx_qmm_isa;
 
 extern const emlx_qmm_isa emlx_qmm_isa_scalar, emlx_qmm_isa_avx2, emlx_qmm_isa_avx512;

@@ -36,6 +36,12 @@ static inline void qf_store_part(float *p, vf v, int n, int add) {
     p[i] = add ? p[i] + t[i] : t[i];
 }
 
+static inline void qf_interleave(vf a, vf b, vf *o0, vf *o1) {
+  vf lo = _mm256_unpacklo_ps(a, b), hi = _mm256_unpackhi_ps(a, b);
+  *o0 = _mm256_permute2f128_ps(lo, hi, 0x20);
+  *o1 = _mm256_permute2f128_ps(lo, hi, 0x31);
+}
+
 static inline __m256i qf_bytes(const uint8_t *p) {
   return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
 }

@@ -32,6 +32,13 @@ static inline void qf_store_part(float *p, vf v, int n, int add) {
   _mm512_mask_storeu_ps(p, m, v);
 }
 
+static inline void qf_interleave(vf a, vf b, vf *o0, vf *o1) {
+  const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i i1 = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  *o0 = _mm512_permutex2var_ps(a, i0, b);
+  *o1 = _mm512_permutex2var_ps(a, i1, b);
+}
+
 static inline __m512i qf_bytes(const uint8_t *p) {
   return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
 }

@@ -14,6 +14,7 @@
  *   qf_dec_a8(p), qf_dec_f8(p): QF_VL bytes, one code each (e4m3 / 256)
  *   qf_dec_a2(p, out): QF_VL bytes; out[s] lane j is bits 2s .. 2s+1 of byte j
  *   qf_store_part(c, v, n, add): the first n lanes of v to c (or added)
+ *   qf_interleave(a, b, o0, o1): o0, o1 = a0 b0 a1 b1 ... (natural order of a split chunk)
  * A chunk is QF_VL bytes of a packed row: QF_VL * ppb codes (ppb codes per
  * byte); the decode path keeps x permuted to the lane order of a chunk
  * (code v of the chunk sits at (v % ppb) * QF_VL + v / ppb). */
@@ -84,18 +85,32 @@ QF_INLINE void qf_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const 
       acc[r][i] = qf_zero();
       bacc[r][i] = 0.0f;
     }
-  float sc[4][QF_GB], bs[4][QF_GB];
+  float sc[4][QF_GB], bs[4][QF_GB], xb[4][QF_GB];
+  const bool f32s = p->sdt == EMLX_FLOAT32 && p->smul == 1.0f;
   for (int64_t g0 = 0; g0 < G; g0 += QF_GB) {
     int64_t ng = G - g0 < QF_GB ? G - g0 : QF_GB;
+    int64_t ngv = (ng + QF_VL - 1) / QF_VL * QF_VL; /* zero-padded to whole vectors */
+    if (affine)
+      for (int i = 0; i < MB; i++) {
+        memcpy(xb[i], xs[i] + g0, (size_t)ng * sizeof(float));
+        memset(xb[i] + ng, 0, (size_t)(ngv - ng) * sizeof(float));
+      }
     for (int r = 0; r < NR; r++) {
-      emlx_qmm_load_scales(p, n + r, g0, ng, sc[r]);
-      if (affine) {
-        emlx_qmm_load_biases(p, n + r, g0, ng, bs[r]);
+      if (f32s)
+        memcpy(sc[r], (const float *)p->scales + (n + r) * G + g0, (size_t)ng * sizeof(float));
+      else
+        emlx_qmm_load_scales(p, n + r, g0, ng, sc[r]);
+      if (affine) { /* bias * sum x over the groups, in vectors */
+        if (p->sdt == EMLX_FLOAT32)
+          memcpy(bs[r], (const float *)p->biases + (n + r) * G + g0, (size_t)ng * sizeof(float));
+        else
+          emlx_qmm_load_biases(p, n + r, g0, ng, bs[r]);
+        memset(bs[r] + ng, 0, (size_t)(ngv - ng) * sizeof(float));
         for (int i = 0; i < MB; i++) {
-          float b = 0.0f;
-          for (int64_t g = 0; g < ng; g++)
-            b += bs[r][g] * xs[i][g0 + g];
-          bacc[r][i] += b;
+          vf b = qf_zero();
+          for (int64_t g = 0; g < ngv; g += QF_VL)
+            b = qf_fma(qf_load(bs[r] + g), qf_load(xb[i] + g), b);
+          bacc[r][i] += qf_hsum(b);
         }
       }
     }
@@ -265,6 +280,45 @@ static bool qf_decode_n(const emlx_qmm_prob *p, int64_t c0, int64_t c1) {
   return true;
 }
 
+/* ---- prefill panels: dequantized elements [e0, e1) of packed row r -------- */
+
+static void qf_dequant(const emlx_qmm_prob *p, int64_t r, int64_t e0, int64_t e1, float *dst) {
+  const int kind = p->kind, ppb = QF_PPB(kind), CV = QF_VL * ppb;
+  if (!(kind == EMLX_QK_A4 || kind == EMLX_QK_F4 || kind == EMLX_QK_A8 || kind == EMLX_QK_F8) ||
+      e0 % CV || e1 % CV) {
+    emlx_qmm_dequant_row(p, r, e0, e1, dst);
+    return;
+  }
+  const uint8_t *row = (const uint8_t *)p->w + r * p->row_bytes;
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  const int64_t gs = p->gs;
+  int64_t cur = -1;
+  vf vs = qf_zero(), vb = qf_zero();
+  for (int64_t e = e0; e < e1; e += CV, dst += CV) {
+    int64_t g = e / gs;
+    if (g != cur) {
+      float sv, bv = 0.0f;
+      emlx_qmm_load_scales(p, r, g, 1, &sv);
+      if (affine)
+        emlx_qmm_load_biases(p, r, g, 1, &bv);
+      vs = qf_set1(sv), vb = qf_set1(bv);
+      cur = g;
+    }
+    vf w[4];
+    qf_decode(row + e / ppb, kind, w);
+    for (int i = 0; i < ppb; i++)
+      w[i] = affine ? qf_fma(w[i], vs, vb) : qf_mul(w[i], vs);
+    if (ppb == 1) {
+      qf_store(dst, w[0]);
+    } else {
+      vf o0, o1;
+      qf_interleave(w[0], w[1], &o0, &o1);
+      qf_store(dst, o0);
+      qf_store(dst + QF_VL, o1);
+    }
+  }
+}
+
 /* ---- prefill micro-kernel ------------------------------------------------- */
 
 static void qf_micro(int64_t kc, const float *ap, const float *bp, float *const *c, int64_t j0,
@@ -298,5 +352,5 @@ static void qf_micro(int64_t kc, const float *ap, const float *bp, float *const 
   }
 }
 
-const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,       QF_MR,       QF_NR,   qf_pick,
-                              qf_decode_t,       qf_decode_n, qf_micro};
+const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,       QF_MR,    QF_NR,     qf_pick,
+                              qf_decode_t, qf_decode_n, qf_micro, qf_dequant};
