@@ -62,8 +62,9 @@ static double ref_elem(const qmat *q, int64_t r, int64_t e) {
   double s = ref_scale(q, r, g);
   switch (q->mode) {
   case EMLX_QMM_AFFINE:
-    return s * c + tu_load((const char *)q->biases + (r * q->groups + g) * (int64_t)tu_dsize(q->sdt),
-                           q->sdt);
+    return s * c +
+           tu_load((const char *)q->biases + (r * q->groups + g) * (int64_t)tu_dsize(q->sdt),
+                   q->sdt);
   case EMLX_QMM_MXFP8:
     return s * ref_e4m3(c);
   default:
@@ -330,10 +331,9 @@ static void gather_case(tu_rng *rng, int mode, int bits, int gs, bool transpose,
                       .n_experts = E,
                       .sorted = sort};
   char what[160];
-  snprintf(what, sizeof what,
-           "gather %s b%d %s E%" PRId64 " count%" PRId64 " M%" PRId64 "%s%s%s", mode_name(mode),
-           bits, transpose ? "T" : "N", E, count, M, use_lhs ? " lhs" : "", use_rhs ? " rhs" : "",
-           sort ? " sorted" : "");
+  snprintf(what, sizeof what, "gather %s b%d %s E%" PRId64 " count%" PRId64 " M%" PRId64 "%s%s%s",
+           mode_name(mode), bits, transpose ? "T" : "N", E, count, M, use_lhs ? " lhs" : "",
+           use_rhs ? " rhs" : "", sort ? " sorted" : "");
   bool ok = emlx_cpu_gather_qmm_fast(&g);
   CHECK_MSG(ok, "%s: handled", what);
   if (ok) {
@@ -397,8 +397,8 @@ static void test_mlx(void) {
     int mode = h[0], bits = h[1], gs = h[2];
     bool tr = h[3] != 0;
     int64_t M = h[4], N = h[5], K = h[6];
-    qmat q = {mode, bits, gs, tr, mode == EMLX_QMM_AFFINE ? EMLX_FLOAT32 : EMLX_UINT8, 0, 0, 0,
-              NULL, NULL, NULL};
+    qmat q = {mode, bits, gs,   tr,  mode == EMLX_QMM_AFFINE ? EMLX_FLOAT32 : EMLX_UINT8, 0, 0,
+              0,    NULL, NULL, NULL};
     q.rows = tr ? N : K, q.rlen = tr ? K : N, q.groups = q.rlen / gs;
     int64_t words = q.rows * q.rlen * bits / 32, ns = q.rows * q.groups;
     size_t es = mode == EMLX_QMM_AFFINE ? 4 : 1;

@@ -515,25 +515,26 @@ bool emlx_cpu_gather_qmm_fast(const emlx_gqmm_desc *g) {
         orow[r] = d->out + i * g->o_stride + m * d->ldo;
       }
     }
-    emlx_qmm_prob p = {.M = r,
-                       .N = d->N,
-                       .K = d->K,
-                       .xr = xr,
-                       .orow = orow,
-                       .w = d->w + e * g->w_stride,
-                       .scales = (const uint8_t *)d->scales +
-                                 e * g->s_stride * (d->scale_dtype == EMLX_FLOAT32   ? 4
+    emlx_qmm_prob p = {
+        .M = r,
+        .N = d->N,
+        .K = d->K,
+        .xr = xr,
+        .orow = orow,
+        .w = d->w + e * g->w_stride,
+        .scales = (const uint8_t *)d->scales + e * g->s_stride *
+                                                   (d->scale_dtype == EMLX_FLOAT32 ? 4
                                                     : d->scale_dtype == EMLX_UINT8 ? 1
                                                                                    : 2),
-                       .biases = d->mode == EMLX_QMM_AFFINE
-                                     ? (const uint8_t *)d->biases +
-                                           e * g->s_stride * (d->scale_dtype == EMLX_FLOAT32 ? 4 : 2)
-                                     : NULL,
-                       .sdt = d->scale_dtype,
-                       .gs = d->group_size,
-                       .bits = d->bits,
-                       .mode = d->mode,
-                       .transpose = d->transpose};
+        .biases = d->mode == EMLX_QMM_AFFINE
+                      ? (const uint8_t *)d->biases +
+                            e * g->s_stride * (d->scale_dtype == EMLX_FLOAT32 ? 4 : 2)
+                      : NULL,
+        .sdt = d->scale_dtype,
+        .gs = d->group_size,
+        .bits = d->bits,
+        .mode = d->mode,
+        .transpose = d->transpose};
     ok = run_prob(&p, d->threaded);
   }
   emlx__scratch_put(mem);

@@ -91,14 +91,14 @@ typedef struct emlx_qmm_prob {
   emlx_dtype sdt;
   int gs, bits, mode;
   bool transpose;
-  int64_t rows;       /* packed rows of W: N (transpose) or K */
-  int64_t rlen;       /* elements per packed row: K (transpose) or N */
-  int64_t row_bytes;  /* rlen * bits / 8 */
-  int64_t groups;     /* rlen / gs */
-  float smul;         /* factor folded into every scale (the unit's code values) */
-  int kind;           /* EMLX_QK_*: the unit's in-register decoder, or generic */
-  const float *xp;    /* decode path, transpose: M x K, x permuted to the unit's lane order */
-  const float *xsum;  /* decode path, transpose, affine: M x groups sums of x per group */
+  int64_t rows;      /* packed rows of W: N (transpose) or K */
+  int64_t rlen;      /* elements per packed row: K (transpose) or N */
+  int64_t row_bytes; /* rlen * bits / 8 */
+  int64_t groups;    /* rlen / gs */
+  float smul;        /* factor folded into every scale (the unit's code values) */
+  int kind;          /* EMLX_QK_*: the unit's in-register decoder, or generic */
+  const float *xp;   /* decode path, transpose: M x K, x permuted to the unit's lane order */
+  const float *xsum; /* decode path, transpose, affine: M x groups sums of x per group */
 } emlx_qmm_prob;
 
 /* In-register decoders of the per-ISA units. */

@@ -34,7 +34,8 @@ static inline void qf_store_part(float *p, vf v, int n, int add) {
 
 static inline void qf_interleave(vf a, vf b, vf *o0, vf *o1) {
   const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i i1 = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const __m512i i1 =
+      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   *o0 = _mm512_permutex2var_ps(a, i0, b);
   *o1 = _mm512_permutex2var_ps(a, i1, b);
 }

@@ -23,7 +23,8 @@
 #include "internal.h"
 #include "qmm_fast.h"
 
-#define QF_PPB(kind) ((kind) == EMLX_QK_A4 || (kind) == EMLX_QK_F4 ? 2 : (kind) == EMLX_QK_A2 ? 4 : 1)
+#define QF_PPB(kind)                                                                               \
+  ((kind) == EMLX_QK_A4 || (kind) == EMLX_QK_F4 ? 2 : (kind) == EMLX_QK_A2 ? 4 : 1)
 #define QF_INLINE static inline __attribute__((always_inline))
 #define QF_GB 32 /* groups of scales loaded at a time */
 
@@ -144,7 +145,7 @@ QF_INLINE void qf_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const 
 }
 
 #define QF_DT_KIND(kind)                                                                           \
-  static void qf_dt_##kind(const emlx_qmm_prob *p, int64_t n, int64_t m0, int nr, int mb) {       \
+  static void qf_dt_##kind(const emlx_qmm_prob *p, int64_t n, int64_t m0, int nr, int mb) {        \
     if (mb == 4 && QF_MB >= 4) {                                                                   \
       if (nr == QF_NR_OF(4))                                                                       \
         qf_dt_block(p, n, m0, kind, QF_NR_OF(4), 4);                                               \
