@@ -1,0 +1,395 @@
+/* bench_quant.c — the fast quantized matmul kernels (src/cpu/quantize/
+ * qmm_fast.h, issue 15) on the shapes of a 7-8B LLM's MLP, and this
+ * machine's streaming read bandwidth measured the same way, so the decode
+ * case can be read as a fraction of it.
+ *
+ *   x (M, 4096) . W (14336, 4096)^T, M = 1 (decode) and 512 (prefill), for
+ *   affine 4-bit g64, affine 8-bit g64 (f32 scales and biases, as mx.quantize
+ *   gives for f32 weights) and mxfp4; gather_qmm with 8 experts of
+ *   (2048, 4096) affine 4-bit g64, 64 tokens, 2 experts each, against the
+ *   same products done as 8 separate quantized matmuls (one per expert, over
+ *   the rows routed to it, x rows copied out first as a caller would).
+ * The dense cases rotate over 4 copies of W, so the weights come from
+ * memory as a model's do, not from the L3.
+ *
+ * Output: one line per case, "case=NAME median_ms=.. min_ms=.. max_ms=..
+ * [gbps=..] [gflops=..] [bw_frac=..]", read by bench/quant_peers.py, which
+ * runs MLX and ggml on the same shapes in the same run.
+ *
+ * Usage: emlx_bench_bench_quant [--reps K] [--threads N] [--case NAME]... */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../src/cpu/quantize/qmm_fast.h"
+#include "emlx.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static uint64_t rng_state = 15;
+static uint64_t rnd(void) {
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static float rndf(float lo, float hi) {
+  return lo + (hi - lo) * (float)((double)(rnd() >> 40) * 0x1p-24);
+}
+
+/* ---- streaming read bandwidth ----------------------------------------------- */
+
+typedef struct bw_job {
+  const uint64_t *p;
+  size_t n;
+  uint64_t sum;
+} bw_job;
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+__attribute__((target("avx2"))) static uint64_t bw_read_avx2(const uint64_t *p, size_t n) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i + 16 <= n; i += 16) {
+    a0 = _mm256_add_epi64(a0, _mm256_load_si256((const __m256i *)(p + i)));
+    a1 = _mm256_add_epi64(a1, _mm256_load_si256((const __m256i *)(p + i + 4)));
+    a2 = _mm256_add_epi64(a2, _mm256_load_si256((const __m256i *)(p + i + 8)));
+    a3 = _mm256_add_epi64(a3, _mm256_load_si256((const __m256i *)(p + i + 12)));
+  }
+  uint64_t t[4];
+  _mm256_storeu_si256((__m256i *)t,
+                      _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
+  return t[0] + t[1] + t[2] + t[3];
+}
+#endif
+
+static void *bw_read(void *arg) {
+  bw_job *j = arg;
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) {
+    j->sum = bw_read_avx2(j->p, j->n);
+    return NULL;
+  }
+#endif
+  uint64_t a[8] = {0};
+  for (size_t i = 0; i + 8 <= j->n; i += 8)
+    for (int k = 0; k < 8; k++)
+      a[k] += j->p[i + k];
+  j->sum = a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+  return NULL;
+}
+
+/* GB/s reading `bytes` with nt threads, each a contiguous slice. */
+static double bw_once(const uint64_t *buf, size_t n, int nt) {
+  pthread_t th[64];
+  bw_job jobs[64];
+  double t0 = now_s();
+  for (int t = 0; t < nt; t++) {
+    jobs[t] = (bw_job){buf + n / nt * t, n / nt, 0};
+    pthread_create(&th[t], NULL, bw_read, &jobs[t]);
+  }
+  uint64_t s = 0;
+  for (int t = 0; t < nt; t++) {
+    pthread_join(th[t], NULL);
+    s += jobs[t].sum;
+  }
+  double dt = now_s() - t0;
+  if (s == 42) /* keep the sum live */
+    puts("");
+  return dt;
+}
+
+/* ---- cases --------------------------------------------------------------------- */
+
+typedef struct qbuf {
+  int mode, bits, gs;
+  int64_t N, K;
+  uint32_t *w;
+  void *scales, *biases;
+  emlx_dtype sdt;
+  double bytes; /* packed weights + scales + biases */
+} qbuf;
+
+static qbuf make_q(int mode, int bits, int gs, int64_t N, int64_t K, int64_t copies) {
+  qbuf q = {mode, bits, gs, N, K, NULL, NULL, NULL, EMLX_FLOAT32, 0};
+  int64_t words = N * K * bits / 32 * copies, ns = N * (K / gs) * copies;
+  q.w = aligned_alloc(64, (size_t)words * 4);
+  for (int64_t i = 0; i < words; i++)
+    q.w[i] = (uint32_t)rnd();
+  if (mode == EMLX_QMM_AFFINE) {
+    float *s = aligned_alloc(64, (size_t)ns * 4), *b = aligned_alloc(64, (size_t)ns * 4);
+    for (int64_t i = 0; i < ns; i++) {
+      s[i] = rndf(0.001f, 0.01f);
+      b[i] = rndf(-0.05f, 0.05f);
+    }
+    q.scales = s, q.biases = b;
+    q.bytes = (double)words * 4 + (double)ns * 8;
+  } else {
+    uint8_t *s = aligned_alloc(64, (size_t)ns + 64);
+    for (int64_t i = 0; i < ns; i++)
+      s[i] = (uint8_t)(118 + rnd() % 4);
+    q.scales = s;
+    q.sdt = EMLX_UINT8;
+    q.bytes = (double)words * 4 + (double)ns;
+  }
+  q.bytes /= (double)copies;
+  return q;
+}
+
+static emlx_qmm_desc qdesc(const qbuf *q, const float *x, int64_t M, float *out) {
+  emlx_qmm_desc d = {.x = x,
+                     .ldx = q->K,
+                     .M = M,
+                     .N = q->N,
+                     .K = q->K,
+                     .w = q->w,
+                     .scales = q->scales,
+                     .biases = q->biases,
+                     .scale_dtype = q->sdt,
+                     .group_size = q->gs,
+                     .bits = q->bits,
+                     .mode = q->mode,
+                     .transpose = true,
+                     .out = out,
+                     .ldo = q->N,
+                     .threaded = true};
+  return d;
+}
+
+static int reps_opt = 0;
+static int nsel = 0;
+static const char *sel[32];
+
+static bool selected(const char *name) {
+  if (!nsel)
+    return true;
+  for (int i = 0; i < nsel; i++)
+    if (!strcmp(sel[i], name))
+      return true;
+  return false;
+}
+
+typedef bool (*run_fn)(void *ctx);
+
+/* Times fn `reps` times after a warm-up; prints the line; returns the median. */
+static double timeit(const char *name, run_fn fn, void *ctx, int reps, double bytes, double flops,
+                     double bw) {
+  double t[256];
+  if (reps > 256)
+    reps = 256;
+  if (!fn(ctx)) {
+    printf("case=%s error=not_handled\n", name);
+    return -1;
+  }
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_s();
+    fn(ctx);
+    t[r] = now_s() - t0;
+  }
+  qsort(t, (size_t)reps, sizeof(double), cmp_d);
+  double med = t[reps / 2];
+  printf("case=%s median_ms=%.4f min_ms=%.4f max_ms=%.4f reps=%d", name, med * 1e3, t[0] * 1e3,
+         t[reps - 1] * 1e3, reps);
+  if (bytes > 0)
+    printf(" gbps=%.2f", bytes / med * 1e-9);
+  if (bytes > 0 && bw > 0)
+    printf(" bw_frac=%.3f", bytes / med * 1e-9 / bw);
+  if (flops > 0)
+    printf(" gflops=%.2f", flops / med * 1e-9);
+  printf("\n");
+  fflush(stdout);
+  return med;
+}
+
+/* A product over COPIES copies of W taken in turn, so each call streams its
+ * weights from memory (a model's layers are far larger than the caches)
+ * instead of finding part of one 37 MB copy in a 32 MB L3. */
+#define COPIES 4
+typedef struct rot {
+  emlx_qmm_desc d[COPIES];
+  int next;
+} rot;
+
+static bool run_qmm(void *ctx) {
+  rot *r = ctx;
+  bool ok = emlx_cpu_qmm_fast(&r->d[r->next]);
+  r->next = (r->next + 1) % COPIES;
+  return ok;
+}
+
+static rot make_rot(const qbuf *q, const float *x, int64_t M, float *out) {
+  rot r = {.next = 0};
+  int64_t wpc = q->N * q->K * q->bits / 32, spc = q->N * (q->K / q->gs);
+  size_t es = q->sdt == EMLX_UINT8 ? 1 : 4;
+  for (int c = 0; c < COPIES; c++) {
+    qbuf qc = *q;
+    qc.w = q->w + c * wpc;
+    qc.scales = (char *)q->scales + (size_t)(c * spc) * es;
+    qc.biases = q->biases ? (char *)q->biases + (size_t)(c * spc) * es : NULL;
+    r.d[c] = qdesc(&qc, x, M, out);
+  }
+  return r;
+}
+
+/* gather_qmm and its 8-qmm equivalent */
+typedef struct moe {
+  qbuf q;
+  int64_t E, T, topk;
+  float *x, *out, *xs, *os;
+  uint32_t *lhs, *rhs;
+  emlx_gqmm_desc g;
+} moe;
+
+static bool run_gather(void *ctx) { return emlx_cpu_gather_qmm_fast(&((moe *)ctx)->g); }
+
+static bool run_separate(void *ctx) {
+  moe *m = ctx;
+  int64_t K = m->q.K, N = m->q.N, wpe = N * K * m->q.bits / 32, spe = N * (K / m->q.gs);
+  bool ok = true;
+  for (int64_t e = 0; e < m->E; e++) {
+    int64_t r = 0;
+    for (int64_t i = 0; i < m->T * m->topk; i++)
+      if (m->rhs[i] == e)
+        memcpy(m->xs + r++ * K, m->x + m->lhs[i] * K, (size_t)K * 4);
+    if (!r)
+      continue;
+    qbuf qe = m->q;
+    qe.w = m->q.w + e * wpe;
+    qe.scales = (float *)m->q.scales + e * spe;
+    qe.biases = (float *)m->q.biases + e * spe;
+    emlx_qmm_desc d = qdesc(&qe, m->xs, r, m->os);
+    ok &= emlx_cpu_qmm_fast(&d);
+    r = 0; /* scatter back into the [T * topk, N] output */
+    for (int64_t i = 0; i < m->T * m->topk; i++)
+      if (m->rhs[i] == e)
+        memcpy(m->out + i * N, m->os + r++ * N, (size_t)N * 4);
+  }
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps_opt = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+      emlx_set_num_threads(atoi(argv[++i]));
+    else if (!strcmp(argv[i], "--case") && i + 1 < argc && nsel < 32)
+      sel[nsel++] = argv[++i];
+    else {
+      fprintf(stderr, "usage: %s [--reps K] [--threads N] [--case NAME]...\n", argv[0]);
+      return 2;
+    }
+  }
+  int nt = emlx_num_threads();
+  printf("threads=%d simd=%s\n", nt, emlx_simd_level());
+
+  /* streaming read, timed like the decode cases: each rep reads one 40 MB
+   * slice of a 160 MB buffer in turn (each of nt threads a part, AVX2
+   * loads); the best rep is the bandwidth the decode cases are measured
+   * against, the median is printed too */
+  double bw = 0;
+  {
+    size_t slice = (size_t)40 << 17, n = slice * COPIES; /* uint64 elements */
+    uint64_t *buf = aligned_alloc(64, n * 8);
+    for (size_t i = 0; i < n; i++)
+      buf[i] = i;
+    int reps = reps_opt ? reps_opt : 41;
+    double t[256];
+    if (reps > 256)
+      reps = 256;
+    for (int r = 0; r < reps; r++)
+      t[r] = bw_once(buf + slice * (size_t)(r % COPIES), slice, nt);
+    qsort(t, (size_t)reps, sizeof(double), cmp_d);
+    bw = (double)(slice * 8) / t[0] * 1e-9;
+    printf("case=read_bw median_ms=%.4f min_ms=%.4f max_ms=%.4f reps=%d gbps=%.2f "
+           "median_gbps=%.2f\n",
+           t[reps / 2] * 1e3, t[0] * 1e3, t[reps - 1] * 1e3, reps, bw,
+           (double)(slice * 8) / t[reps / 2] * 1e-9);
+    free(buf);
+  }
+
+  const int64_t N = 14336, K = 4096;
+  struct {
+    const char *tag;
+    int mode, bits, gs;
+  } fmts[] = {{"affine4_g64", EMLX_QMM_AFFINE, 4, 64},
+              {"affine8_g64", EMLX_QMM_AFFINE, 8, 64},
+              {"mxfp4", EMLX_QMM_MXFP4, 4, 32}};
+  float *x = aligned_alloc(64, (size_t)(512 * K) * 4);
+  float *out = aligned_alloc(64, (size_t)(512 * N) * 4);
+  for (int64_t i = 0; i < 512 * K; i++)
+    x[i] = rndf(-1, 1);
+  for (int f = 0; f < 3; f++) {
+    char n1[64], n512[64];
+    snprintf(n1, sizeof n1, "qmm_%s_m1", fmts[f].tag);
+    snprintf(n512, sizeof n512, "qmm_%s_m512", fmts[f].tag);
+    if (!selected(n1) && !selected(n512))
+      continue;
+    qbuf q = make_q(fmts[f].mode, fmts[f].bits, fmts[f].gs, N, K, COPIES);
+    if (selected(n1)) {
+      rot r = make_rot(&q, x, 1, out);
+      timeit(n1, run_qmm, &r, reps_opt ? reps_opt : 41, q.bytes, 2.0 * N * K, bw);
+    }
+    if (selected(n512)) {
+      rot r = make_rot(&q, x, 512, out);
+      timeit(n512, run_qmm, &r, reps_opt ? reps_opt : 5, 0, 2.0 * 512 * N * K, 0);
+    }
+    free(q.w), free(q.scales), free(q.biases);
+  }
+
+  if (selected("gather_8x2048_top2_t64") || selected("separate_8x2048_top2_t64")) {
+    moe m = {.E = 8, .T = 64, .topk = 2};
+    m.q = make_q(EMLX_QMM_AFFINE, 4, 64, 2048, K, m.E);
+    int64_t rows = m.T * m.topk;
+    m.x = aligned_alloc(64, (size_t)(m.T * K) * 4);
+    m.xs = aligned_alloc(64, (size_t)(rows * K) * 4);
+    m.out = aligned_alloc(64, (size_t)(rows * 2048) * 4);
+    m.os = aligned_alloc(64, (size_t)(rows * 2048) * 4);
+    m.lhs = malloc((size_t)rows * 4), m.rhs = malloc((size_t)rows * 4);
+    for (int64_t i = 0; i < m.T * K; i++)
+      m.x[i] = rndf(-1, 1);
+    for (int64_t t = 0; t < m.T; t++) { /* two distinct experts per token */
+      uint32_t a = (uint32_t)(rnd() % 8), b = (uint32_t)((a + 1 + rnd() % 7) % 8);
+      m.lhs[2 * t] = m.lhs[2 * t + 1] = (uint32_t)t;
+      m.rhs[2 * t] = a, m.rhs[2 * t + 1] = b;
+    }
+    int64_t wpe = 2048 * K * 4 / 32, spe = 2048 * (K / 64);
+    m.g = (emlx_gqmm_desc){.q = qdesc(&m.q, m.x, 1, m.out),
+                           .count = rows,
+                           .lhs = m.lhs,
+                           .rhs = m.rhs,
+                           .x_stride = K,
+                           .w_stride = wpe,
+                           .s_stride = spe,
+                           .o_stride = 2048,
+                           .n_x = m.T,
+                           .n_experts = m.E,
+                           .sorted = false};
+    double bytes = m.q.bytes * (double)m.E;
+    int reps = reps_opt ? reps_opt : 21;
+    double tg = timeit("gather_8x2048_top2_t64", run_gather, &m, reps, bytes,
+                       2.0 * (double)rows * 2048 * K, bw);
+    double ts = timeit("separate_8x2048_top2_t64", run_separate, &m, reps, bytes,
+                       2.0 * (double)rows * 2048 * K, bw);
+    if (tg > 0 && ts > 0)
+      printf("ratio gather_vs_separate=%.3f\n", ts / tg);
+  }
+  free(x);
+  free(out);
+  return 0;
+}

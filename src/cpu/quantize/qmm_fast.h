@@ -1,0 +1,141 @@
+/* quantize/qmm_fast.h — the fast CPU kernels of quantized matmul and
+ * gather_qmm (qmm_fast.c: driver and portable kernels; qmm_fast_avx2.c,
+ * qmm_fast_avx512.c: per-ISA units from qmm_fast_body.h).
+ *
+ * The packed formats are MLX's (mlx/backend/cpu/quantized.cpp): every row
+ * of W is quantized along its last axis, groups of group_size elements,
+ * codes packed LSB-first in uint32 words as one little-endian bit stream.
+ *   affine, bits 2/3/4/5/6/8, group 32/64/128: value = scale * q + bias;
+ *   mxfp4: e2m1 codes, e8m0 scales (2^(s-127)), group 32, no biases;
+ *   mxfp8: e4m3 codes (MLX's FromFP8), e8m0 scales, group 32, no biases;
+ *   nvfp4: e2m1 codes, e4m3 scales, group 16, no biases.
+ * transpose = true: W is logically [N, K] (x . W^T), words [N][K*bits/32],
+ * scales/biases [N][K/gs]; transpose = false: W is [K, N] (x . W), words
+ * [K][N*bits/32], scales/biases [K][N/gs].
+ *
+ * Paths: decode (M small): each thread streams a block of packed rows once,
+ * unpacks in registers and accumulates per group (scale * sum q*x + bias *
+ * sum x); prefill (M large): a block of W is unpacked once into an f32 panel
+ * in L1/L2 and a register-blocked FMA micro-kernel reuses it over all rows
+ * of x. Nothing dequantized is written to memory beyond those panels.
+ * Accumulation is f32; results agree with an f64 dequantize-then-matmul to
+ * f32 rounding of the sums (not bit-exact with MLX, whose order differs).
+ * The contract with the op side: /work/notes/15_contract.md (issue 15). */
+#ifndef EMLX_CPU_QMM_FAST_H
+#define EMLX_CPU_QMM_FAST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "emlx.h"
+
+/* Mode numbers (the public enum of include/emlx/quantize.h uses the same). */
+#define EMLX_QMM_AFFINE 0
+#define EMLX_QMM_MXFP4 1
+#define EMLX_QMM_MXFP8 2
+#define EMLX_QMM_NVFP4 3
+
+typedef struct emlx_qmm_desc {
+  const float *x;         /* [M][ldx] f32 (the caller converts f16/bf16 x) */
+  int64_t ldx;            /* row stride of x in elements (>= K) */
+  int64_t M, N, K;        /* out[M][N] = x[M][K] . W */
+  const uint32_t *w;      /* packed words, layout above */
+  const void *scales;     /* affine: scale_dtype; mx/nv: uint8 codes */
+  const void *biases;     /* affine only, scale_dtype; NULL otherwise */
+  emlx_dtype scale_dtype; /* EMLX_FLOAT32/FLOAT16/BFLOAT16 (affine), EMLX_UINT8 (mx/nv) */
+  int group_size, bits;
+  int mode; /* EMLX_QMM_* */
+  bool transpose;
+  float *out;    /* [M][ldo] f32, fully overwritten */
+  int64_t ldo;   /* row stride of out (>= N) */
+  bool threaded; /* may use the engine's pool */
+} emlx_qmm_desc;
+
+/* true: out written. false: this combination is not handled here (the
+ * caller runs its reference kernel); no error is set. M, N, K >= 1. */
+bool emlx_cpu_qmm_fast(const emlx_qmm_desc *d);
+
+/* gather_qmm: output matrix i (i < count) = x[lhs[i]] . W[rhs[i]], each a
+ * (q.M x q.N) product like the one q describes; q's x, w, scales, biases
+ * and out point at matrix / expert / output 0. The rows are grouped by
+ * expert inside, so each expert's packed weights stream once per call; no
+ * expert weights are copied. */
+typedef struct emlx_gqmm_desc {
+  emlx_qmm_desc q;
+  int64_t count;
+  const uint32_t *lhs; /* [count] x matrix of each output, or NULL: i */
+  const uint32_t *rhs; /* [count] expert of each output, or NULL: i */
+  int64_t x_stride;    /* elements between x matrices */
+  int64_t w_stride;    /* words between experts */
+  int64_t s_stride;    /* elements between experts' scales (and biases) */
+  int64_t o_stride;    /* elements between output matrices */
+  int64_t n_x;         /* number of x matrices (bound for lhs) */
+  int64_t n_experts;   /* number of experts (bound for rhs) */
+  bool sorted;         /* rhs non-decreasing: a hint, never changes results */
+} emlx_gqmm_desc;
+
+/* true: every output written; false: not handled (including an index out
+ * of range); no error is set. */
+bool emlx_cpu_gather_qmm_fast(const emlx_gqmm_desc *d);
+
+/* ---- internals shared by the per-ISA units -------------------------------- */
+
+/* One problem after set-up: row pointers of x and out (gather passes rows
+ * of several matrices), the packed matrix, and the prepared x. */
+typedef struct emlx_qmm_prob {
+  int64_t M, N, K;
+  const float *const *xr; /* M rows of x (K each) */
+  float *const *orow;     /* M rows of out (N each) */
+  const uint32_t *w;
+  const void *scales, *biases;
+  emlx_dtype sdt;
+  int gs, bits, mode;
+  bool transpose;
+  int64_t rows;      /* packed rows of W: N (transpose) or K */
+  int64_t rlen;      /* elements per packed row: K (transpose) or N */
+  int64_t row_bytes; /* rlen * bits / 8 */
+  int64_t groups;    /* rlen / gs */
+  float smul;        /* factor folded into every scale (the unit's code values) */
+  int kind;          /* EMLX_QK_*: the unit's in-register decoder, or generic */
+  const float *xp;   /* decode path, transpose: M x K, x permuted to the unit's lane order */
+  const float *xsum; /* decode path, transpose, affine: M x groups sums of x per group */
+} emlx_qmm_prob;
+
+/* In-register decoders of the per-ISA units. */
+enum {
+  EMLX_QK_GENERIC, /* unpack through an f32 row buffer (every format) */
+  EMLX_QK_A4,      /* affine 4-bit, nibbles split into even / odd lanes */
+  EMLX_QK_F4,      /* e2m1, nibbles split */
+  EMLX_QK_A8,      /* affine 8-bit */
+  EMLX_QK_F8,      /* e4m3 */
+  EMLX_QK_A2,      /* affine 2-bit, four lanes sets */
+};
+
+/* Scales of packed row r, groups [g0, g0 + n), to f32 times p->smul. */
+void emlx_qmm_load_scales(const emlx_qmm_prob *p, int64_t r, int64_t g0, int64_t n, float *dst);
+/* Biases of packed row r (affine), groups [g0, g0 + n), to f32. */
+void emlx_qmm_load_biases(const emlx_qmm_prob *p, int64_t r, int64_t g0, int64_t n, float *dst);
+/* Dequantized elements [e0, e1) of packed row r (e0, e1 multiples of 8). */
+void emlx_qmm_dequant_row(const emlx_qmm_prob *p, int64_t r, int64_t e0, int64_t e1, float *dst);
+
+/* A per-ISA unit. vl: f32 lanes. pick: the decoder kind for p (or
+ * EMLX_QK_GENERIC), setting p->smul. decode_t: decode path, transpose, rows
+ * [n0, n1) of W, all M rows (reads p->xp, p->xsum). decode_n: decode path,
+ * !transpose, output columns [c0, c1) (whole groups). micro: the prefill
+ * micro-kernel: C rows c[0 .. mv), columns [j0, j0 + nv) (nv <= nr) =
+ * (first) or += the packed x panel ap [kc][mr] times the panel bp [kc][nr]. */
+typedef struct emlx_qmm_isa {
+  const char *name;
+  int vl, mr, nr;
+  int (*pick)(emlx_qmm_prob *p);
+  void (*decode_t)(const emlx_qmm_prob *p, int64_t n0, int64_t n1);
+  bool (*decode_n)(const emlx_qmm_prob *p, int64_t c0, int64_t c1); /* false: no memory */
+  void (*micro)(int64_t kc, const float *ap, const float *bp, float *const *c, int64_t j0, int mv,
+                int nv, bool first);
+  /* emlx_qmm_dequant_row through the unit's decoder (p->kind, p->smul). */
+  void (*dequant)(const emlx_qmm_prob *p, int64_t r, int64_t e0, int64_t e1, float *dst);
+} emlx_qmm_isa;
+
+extern const emlx_qmm_isa emlx_qmm_isa_scalar, emlx_qmm_isa_avx2, emlx_qmm_isa_avx512;
+
+#endif

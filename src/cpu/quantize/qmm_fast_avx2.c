@@ -1,0 +1,78 @@
+/* quantize/qmm_fast_avx2.c — the AVX2 + FMA unit of the quantized matmul
+ * kernels (qmm_fast_body.h): 8 lanes; nibbles and 2-bit codes by mask and
+ * shift, e2m1 through a vpshufb table of twice the value (exact int8; the
+ * scale carries the 1/2), e4m3 through the f16 bit pattern (MLX's FromFP8). */
+#include <immintrin.h>
+#include <stdint.h>
+
+#define QF_VL 8
+#define QF_MR 6
+#define QF_NR 16
+#define QF_MB 4
+#define QF_NR_OF(mb) ((mb) == 4 ? 1 : 2)
+#define QF_F4_SMUL 0.5f
+#define QF_NAME emlx_qmm_isa_avx2
+#define QF_NAME_STR "avx2"
+
+typedef __m256 vf;
+
+static inline vf qf_zero(void) { return _mm256_setzero_ps(); }
+static inline vf qf_set1(float f) { return _mm256_set1_ps(f); }
+static inline vf qf_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline void qf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline vf qf_fma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf qf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf qf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline float qf_hsum(vf v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+static inline void qf_store_part(float *p, vf v, int n, int add) {
+  float t[8];
+  _mm256_storeu_ps(t, v);
+  for (int i = 0; i < n; i++)
+    p[i] = add ? p[i] + t[i] : t[i];
+}
+
+static inline void qf_interleave(vf a, vf b, vf *o0, vf *o1) {
+  vf lo = _mm256_unpacklo_ps(a, b), hi = _mm256_unpackhi_ps(a, b);
+  *o0 = _mm256_permute2f128_ps(lo, hi, 0x20);
+  *o1 = _mm256_permute2f128_ps(lo, hi, 0x31);
+}
+
+static inline __m256i qf_bytes(const uint8_t *p) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+}
+static inline void qf_dec_a4(const uint8_t *p, vf *lo, vf *hi) {
+  __m256i d = qf_bytes(p);
+  *lo = _mm256_cvtepi32_ps(_mm256_and_si256(d, _mm256_set1_epi32(15)));
+  *hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(d, 4));
+}
+static inline void qf_dec_f4(const uint8_t *p, vf *lo, vf *hi) {
+  const __m128i t = _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+  const __m128i m = _mm_set1_epi8(15);
+  __m128i b = _mm_loadl_epi64((const __m128i *)p);
+  __m128i l = _mm_shuffle_epi8(t, _mm_and_si128(b, m));
+  __m128i h = _mm_shuffle_epi8(t, _mm_and_si128(_mm_srli_epi16(b, 4), m));
+  *lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(l));
+  *hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(h));
+}
+static inline vf qf_dec_a8(const uint8_t *p) { return _mm256_cvtepi32_ps(qf_bytes(p)); }
+static inline vf qf_dec_f8(const uint8_t *p) {
+  __m128i h = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)p));
+  __m128i mag = _mm_slli_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7f)), 7);
+  __m128i sign = _mm_slli_epi16(_mm_and_si128(h, _mm_set1_epi16(0x80)), 8);
+  return _mm256_cvtph_ps(_mm_or_si128(mag, sign));
+}
+static inline void qf_dec_a2(const uint8_t *p, vf *out) {
+  const __m256i m = _mm256_set1_epi32(3);
+  __m256i d = qf_bytes(p);
+  out[0] = _mm256_cvtepi32_ps(_mm256_and_si256(d, m));
+  out[1] = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(d, 2), m));
+  out[2] = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(d, 4), m));
+  out[3] = _mm256_cvtepi32_ps(_mm256_srli_epi32(d, 6));
+}
+
+#include "qmm_fast_body.h"

@@ -1,0 +1,75 @@
+/* quantize/qmm_fast_avx512.c — the AVX-512 unit of the quantized matmul
+ * kernels (qmm_fast_body.h): 16 lanes; 4-bit and 2-bit codes go through a
+ * 16-entry vpermps table (its index is the low 4 bits of each lane, so a
+ * shift alone selects a nibble), 8-bit codes through vpmovzxbd, e4m3 through
+ * the f16 bit pattern (MLX's FromFP8). */
+#include <immintrin.h>
+#include <stdint.h>
+
+#define QF_VL 16
+#define QF_MR 12
+#define QF_NR 32
+#define QF_MB 4
+#define QF_NR_OF(mb) ((mb) == 1 ? 4 : 2)
+#define QF_F4_SMUL 1.0f
+#define QF_NAME emlx_qmm_isa_avx512
+#define QF_NAME_STR "avx512"
+
+typedef __m512 vf;
+
+static inline vf qf_zero(void) { return _mm512_setzero_ps(); }
+static inline vf qf_set1(float f) { return _mm512_set1_ps(f); }
+static inline vf qf_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void qf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline vf qf_fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf qf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf qf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline float qf_hsum(vf v) { return _mm512_reduce_add_ps(v); }
+static inline void qf_store_part(float *p, vf v, int n, int add) {
+  __mmask16 m = (__mmask16)((1u << n) - 1u);
+  if (add)
+    v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, p));
+  _mm512_mask_storeu_ps(p, m, v);
+}
+
+static inline void qf_interleave(vf a, vf b, vf *o0, vf *o1) {
+  const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i i1 =
+      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  *o0 = _mm512_permutex2var_ps(a, i0, b);
+  *o1 = _mm512_permutex2var_ps(a, i1, b);
+}
+
+static inline __m512i qf_bytes(const uint8_t *p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
+}
+static inline void qf_dec_a4(const uint8_t *p, vf *lo, vf *hi) {
+  const __m512 t = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512i d = qf_bytes(p);
+  *lo = _mm512_permutexvar_ps(d, t);
+  *hi = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), t);
+}
+static inline void qf_dec_f4(const uint8_t *p, vf *lo, vf *hi) {
+  const __m512 t = _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f,
+                                  -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
+  __m512i d = qf_bytes(p);
+  *lo = _mm512_permutexvar_ps(d, t);
+  *hi = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), t);
+}
+static inline vf qf_dec_a8(const uint8_t *p) { return _mm512_cvtepi32_ps(qf_bytes(p)); }
+static inline vf qf_dec_f8(const uint8_t *p) {
+  __m256i h = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p));
+  __m256i mag = _mm256_slli_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7f)), 7);
+  __m256i sign = _mm256_slli_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x80)), 8);
+  return _mm512_cvtph_ps(_mm256_or_si256(mag, sign));
+}
+static inline void qf_dec_a2(const uint8_t *p, vf *out) {
+  const __m512 t = _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+  __m512i d = qf_bytes(p);
+  out[0] = _mm512_permutexvar_ps(d, t);
+  out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 2), t);
+  out[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), t);
+  out[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 6), t);
+}
+
+#include "qmm_fast_body.h"

@@ -1,0 +1,357 @@
+/* quantize/qmm_fast_body.h — the in-register kernels of quantized matmul,
+ * compiled once per ISA (qmm_fast_avx2.c, qmm_fast_avx512.c). The unit
+ * defines, before including this file:
+ *   QF_VL                       f32 lanes of vf
+ *   QF_MR, QF_NR                the prefill micro-kernel's block (QF_NR % QF_VL == 0)
+ *   QF_MB                       most x rows one decode block holds (1, 2 or 4)
+ *   QF_NR_OF(mb)                weight rows one decode block holds for mb x rows
+ *   QF_F4_SMUL                  the factor qf_dec_f4's codes carry (1 or 0.5)
+ *   QF_NAME, QF_NAME_STR        the unit's symbol (emlx_qmm_isa_avx2 ...) and name
+ *   vf, qf_zero, qf_set1, qf_load, qf_store, qf_fma, qf_mul, qf_add, qf_hsum
+ *   qf_dec_a4(p, lo, hi), qf_dec_f4(p, lo, hi): QF_VL bytes; lane j of lo
+ *     is the low nibble of byte j, of hi its high nibble (code values:
+ *     integers for affine, e2m1 times 1 / QF_F4_SMUL)
+ *   qf_dec_a8(p), qf_dec_f8(p): QF_VL bytes, one code each (e4m3 / 256)
+ *   qf_dec_a2(p, out): QF_VL bytes; out[s] lane j is bits 2s .. 2s+1 of byte j
+ *   qf_store_part(c, v, n, add): the first n lanes of v to c (or added)
+ *   qf_interleave(a, b, o0, o1): o0, o1 = a0 b0 a1 b1 ... (natural order of a split chunk)
+ * A chunk is QF_VL bytes of a packed row: QF_VL * ppb codes (ppb codes per
+ * byte); the decode path keeps x permuted to the lane order of a chunk
+ * (code v of the chunk sits at (v % ppb) * QF_VL + v / ppb). */
+#include <string.h>
+
+#include "internal.h"
+#include "qmm_fast.h"
+
+#define QF_PPB(kind)                                                                               \
+  ((kind) == EMLX_QK_A4 || (kind) == EMLX_QK_F4 ? 2 : (kind) == EMLX_QK_A2 ? 4 : 1)
+#define QF_INLINE static inline __attribute__((always_inline))
+#define QF_GB 32 /* groups of scales loaded at a time */
+
+static int qf_pick(emlx_qmm_prob *p) {
+  int kind = EMLX_QK_GENERIC;
+  p->smul = 1.0f;
+  if (p->mode == EMLX_QMM_AFFINE)
+    kind = p->bits == 4 ? EMLX_QK_A4 : p->bits == 8 ? EMLX_QK_A8 : p->bits == 2 ? EMLX_QK_A2 : kind;
+  else if (p->mode == EMLX_QMM_MXFP8)
+    kind = EMLX_QK_F8, p->smul = 256.0f;
+  else
+    kind = EMLX_QK_F4, p->smul = QF_F4_SMUL;
+  if (kind != EMLX_QK_GENERIC && QF_VL * QF_PPB(kind) > p->gs)
+    kind = EMLX_QK_GENERIC; /* a chunk would straddle groups */
+  if (kind == EMLX_QK_GENERIC)
+    p->smul = 1.0f;
+  return kind;
+}
+
+QF_INLINE void qf_decode(const uint8_t *b, const int kind, vf *w) {
+  switch (kind) {
+  case EMLX_QK_A4:
+    qf_dec_a4(b, &w[0], &w[1]);
+    break;
+  case EMLX_QK_F4:
+    qf_dec_f4(b, &w[0], &w[1]);
+    break;
+  case EMLX_QK_A8:
+    w[0] = qf_dec_a8(b);
+    break;
+  case EMLX_QK_F8:
+    w[0] = qf_dec_f8(b);
+    break;
+  default:
+    qf_dec_a2(b, w);
+    break;
+  }
+}
+
+/* ---- decode path, transpose: NR weight rows from n, MB x rows from m0 ---- */
+
+QF_INLINE void qf_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
+                           const int NR, const int MB) {
+  const int ppb = QF_PPB(kind), CV = QF_VL * ppb;
+  const int64_t gs = p->gs, cg = gs / CV, gbytes = gs * p->bits / 8, G = p->groups;
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  const uint8_t *wr[4];
+  const float *xq[4], *xs[4];
+  for (int r = 0; r < NR; r++)
+    wr[r] = (const uint8_t *)p->w + (n + r) * p->row_bytes;
+  for (int i = 0; i < MB; i++) {
+    xq[i] = p->xp + (m0 + i) * p->K;
+    xs[i] = p->xsum + (m0 + i) * G;
+  }
+  vf acc[4][4];
+  float bacc[4][4];
+  for (int r = 0; r < NR; r++)
+    for (int i = 0; i < MB; i++) {
+      acc[r][i] = qf_zero();
+      bacc[r][i] = 0.0f;
+    }
+  float sc[4][QF_GB], bs[4][QF_GB], xb[4][QF_GB];
+  const bool f32s = p->sdt == EMLX_FLOAT32 && p->smul == 1.0f;
+  for (int64_t g0 = 0; g0 < G; g0 += QF_GB) {
+    int64_t ng = G - g0 < QF_GB ? G - g0 : QF_GB;
+    int64_t ngv = (ng + QF_VL - 1) / QF_VL * QF_VL; /* zero-padded to whole vectors */
+    if (affine)
+      for (int i = 0; i < MB; i++) {
+        memcpy(xb[i], xs[i] + g0, (size_t)ng * sizeof(float));
+        memset(xb[i] + ng, 0, (size_t)(ngv - ng) * sizeof(float));
+      }
+    for (int r = 0; r < NR; r++) {
+      if (f32s)
+        memcpy(sc[r], (const float *)p->scales + (n + r) * G + g0, (size_t)ng * sizeof(float));
+      else
+        emlx_qmm_load_scales(p, n + r, g0, ng, sc[r]);
+      if (affine) { /* bias * sum x over the groups, in vectors */
+        if (p->sdt == EMLX_FLOAT32)
+          memcpy(bs[r], (const float *)p->biases + (n + r) * G + g0, (size_t)ng * sizeof(float));
+        else
+          emlx_qmm_load_biases(p, n + r, g0, ng, bs[r]);
+        memset(bs[r] + ng, 0, (size_t)(ngv - ng) * sizeof(float));
+        for (int i = 0; i < MB; i++) {
+          vf b = qf_zero();
+          for (int64_t g = 0; g < ngv; g += QF_VL)
+            b = qf_fma(qf_load(bs[r] + g), qf_load(xb[i] + g), b);
+          bacc[r][i] += qf_hsum(b);
+        }
+      }
+    }
+    for (int64_t g = 0; g < ng; g++) {
+      vf gacc[4][4];
+      for (int r = 0; r < NR; r++)
+        for (int i = 0; i < MB; i++)
+          gacc[r][i] = qf_zero();
+      const int64_t off = (g0 + g) * gbytes, xoff = (g0 + g) * gs;
+      for (int64_t c = 0; c < cg; c++) {
+        vf wv[4][4];
+        for (int r = 0; r < NR; r++)
+          qf_decode(wr[r] + off + c * QF_VL, kind, wv[r]);
+        for (int i = 0; i < MB; i++)
+          for (int s = 0; s < ppb; s++) {
+            vf xv = qf_load(xq[i] + xoff + c * CV + s * QF_VL);
+            for (int r = 0; r < NR; r++)
+              gacc[r][i] = qf_fma(wv[r][s], xv, gacc[r][i]);
+          }
+      }
+      for (int r = 0; r < NR; r++) {
+        vf s = qf_set1(sc[r][g]);
+        for (int i = 0; i < MB; i++)
+          acc[r][i] = qf_fma(s, gacc[r][i], acc[r][i]);
+      }
+    }
+  }
+  for (int r = 0; r < NR; r++)
+    for (int i = 0; i < MB; i++)
+      p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) + bacc[r][i];
+}
+
+#define QF_DT_KIND(kind)                                                                           \
+  static void qf_dt_##kind(const emlx_qmm_prob *p, int64_t n, int64_t m0, int nr, int mb) {        \
+    if (mb == 4 && QF_MB >= 4) {                                                                   \
+      if (nr == QF_NR_OF(4))                                                                       \
+        qf_dt_block(p, n, m0, kind, QF_NR_OF(4), 4);                                               \
+      else                                                                                         \
+        qf_dt_block(p, n, m0, kind, 1, 4);                                                         \
+    } else if (mb == 2 && QF_MB >= 2) {                                                            \
+      if (nr == QF_NR_OF(2))                                                                       \
+        qf_dt_block(p, n, m0, kind, QF_NR_OF(2), 2);                                               \
+      else                                                                                         \
+        qf_dt_block(p, n, m0, kind, 1, 2);                                                         \
+    } else {                                                                                       \
+      if (nr == QF_NR_OF(1))                                                                       \
+        qf_dt_block(p, n, m0, kind, QF_NR_OF(1), 1);                                               \
+      else                                                                                         \
+        qf_dt_block(p, n, m0, kind, 1, 1);                                                         \
+    }                                                                                              \
+  }
+QF_DT_KIND(EMLX_QK_A4)
+QF_DT_KIND(EMLX_QK_F4)
+QF_DT_KIND(EMLX_QK_A8)
+QF_DT_KIND(EMLX_QK_F8)
+QF_DT_KIND(EMLX_QK_A2)
+
+static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
+  void (*blk)(const emlx_qmm_prob *, int64_t, int64_t, int, int) =
+      p->kind == EMLX_QK_A4   ? qf_dt_EMLX_QK_A4
+      : p->kind == EMLX_QK_F4 ? qf_dt_EMLX_QK_F4
+      : p->kind == EMLX_QK_A8 ? qf_dt_EMLX_QK_A8
+      : p->kind == EMLX_QK_F8 ? qf_dt_EMLX_QK_F8
+                              : qf_dt_EMLX_QK_A2;
+  for (int64_t m0 = 0; m0 < p->M;) {
+    int64_t left = p->M - m0;
+    int mb = left >= 4 && QF_MB >= 4 ? 4 : left >= 2 && QF_MB >= 2 ? 2 : 1;
+    int nrb = QF_NR_OF(mb);
+    for (int64_t n = n0; n < n1;) {
+      int nr = n1 - n >= nrb ? nrb : 1;
+      blk(p, n, m0, nr, mb);
+      n += nr;
+    }
+    m0 += mb;
+  }
+}
+
+/* ---- decode path, !transpose: out columns [c0, c1), KB rows of W a step -- */
+
+#define QF_CW 1024 /* output columns accumulated at a time */
+
+QF_INLINE void qf_dn_step(const emlx_qmm_prob *p, int64_t k, int64_t c0, int64_t cw, float *acc,
+                          const int kind, const int KB) {
+  const int ppb = QF_PPB(kind), CV = QF_VL * ppb;
+  const int64_t gs = p->gs, cg = gs / CV, gbytes = gs * p->bits / 8;
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  const int64_t g0 = c0 / gs, ng = cw / gs;
+  float sc[4][QF_CW / 16], bs[4][QF_CW / 16];
+  const uint8_t *wr[4];
+  for (int kk = 0; kk < KB; kk++) {
+    wr[kk] = (const uint8_t *)p->w + (k + kk) * p->row_bytes + g0 * gbytes;
+    emlx_qmm_load_scales(p, k + kk, g0, ng, sc[kk]);
+    if (affine)
+      emlx_qmm_load_biases(p, k + kk, g0, ng, bs[kk]);
+  }
+  for (int64_t g = 0; g < ng; g++) {
+    vf vs[4], vb[4];
+    for (int kk = 0; kk < KB; kk++) {
+      vs[kk] = qf_set1(sc[kk][g]);
+      vb[kk] = qf_set1(affine ? bs[kk][g] : 0.0f);
+    }
+    for (int64_t c = 0; c < cg; c++) {
+      vf wv[4][4];
+      for (int kk = 0; kk < KB; kk++) {
+        qf_decode(wr[kk] + g * gbytes + c * QF_VL, kind, wv[kk]);
+        for (int s = 0; s < ppb; s++)
+          wv[kk][s] = affine ? qf_fma(wv[kk][s], vs[kk], vb[kk]) : qf_mul(wv[kk][s], vs[kk]);
+      }
+      const int64_t pos = g * gs + c * CV;
+      for (int64_t m = 0; m < p->M; m++) {
+        const float *x = p->xr[m] + k;
+        float *a = acc + m * QF_CW + pos;
+        for (int s = 0; s < ppb; s++) {
+          vf v = qf_load(a + s * QF_VL);
+          for (int kk = 0; kk < KB; kk++)
+            v = qf_fma(qf_set1(x[kk]), wv[kk][s], v);
+          qf_store(a + s * QF_VL, v);
+        }
+      }
+    }
+  }
+}
+
+#define QF_DN_KIND(kind)                                                                           \
+  static void qf_dn_##kind(const emlx_qmm_prob *p, int64_t k, int64_t c0, int64_t cw, float *acc,  \
+                           int kb) {                                                               \
+    if (kb == 4)                                                                                   \
+      qf_dn_step(p, k, c0, cw, acc, kind, 4);                                                      \
+    else                                                                                           \
+      qf_dn_step(p, k, c0, cw, acc, kind, 1);                                                      \
+  }
+QF_DN_KIND(EMLX_QK_A4)
+QF_DN_KIND(EMLX_QK_F4)
+QF_DN_KIND(EMLX_QK_A8)
+QF_DN_KIND(EMLX_QK_F8)
+QF_DN_KIND(EMLX_QK_A2)
+
+static bool qf_decode_n(const emlx_qmm_prob *p, int64_t c0, int64_t c1) {
+  void (*step)(const emlx_qmm_prob *, int64_t, int64_t, int64_t, float *, int) =
+      p->kind == EMLX_QK_A4   ? qf_dn_EMLX_QK_A4
+      : p->kind == EMLX_QK_F4 ? qf_dn_EMLX_QK_F4
+      : p->kind == EMLX_QK_A8 ? qf_dn_EMLX_QK_A8
+      : p->kind == EMLX_QK_F8 ? qf_dn_EMLX_QK_F8
+                              : qf_dn_EMLX_QK_A2;
+  const int ppb = QF_PPB(p->kind), CV = QF_VL * ppb;
+  float *acc = emlx__scratch_get((size_t)p->M * QF_CW * sizeof(float));
+  if (!acc)
+    return false;
+  for (int64_t b0 = c0; b0 < c1; b0 += QF_CW) {
+    int64_t cw = c1 - b0 < QF_CW ? c1 - b0 : QF_CW;
+    memset(acc, 0, (size_t)p->M * QF_CW * sizeof(float));
+    int64_t k = 0;
+    for (; k + 4 <= p->K; k += 4)
+      step(p, k, b0, cw, acc, 4);
+    for (; k < p->K; k++)
+      step(p, k, b0, cw, acc, 1);
+    for (int64_t m = 0; m < p->M; m++) { /* undo the lane order of each chunk */
+      const float *a = acc + m * QF_CW;
+      float *o = p->orow[m] + b0;
+      for (int64_t c = 0; c < cw; c += CV)
+        for (int s = 0; s < ppb; s++)
+          for (int j = 0; j < QF_VL; j++)
+            o[c + j * ppb + s] = a[c + s * QF_VL + j];
+    }
+  }
+  emlx__scratch_put(acc);
+  return true;
+}
+
+/* ---- prefill panels: dequantized elements [e0, e1) of packed row r -------- */
+
+static void qf_dequant(const emlx_qmm_prob *p, int64_t r, int64_t e0, int64_t e1, float *dst) {
+  const int kind = p->kind, ppb = QF_PPB(kind), CV = QF_VL * ppb;
+  if (!(kind == EMLX_QK_A4 || kind == EMLX_QK_F4 || kind == EMLX_QK_A8 || kind == EMLX_QK_F8) ||
+      e0 % CV || e1 % CV) {
+    emlx_qmm_dequant_row(p, r, e0, e1, dst);
+    return;
+  }
+  const uint8_t *row = (const uint8_t *)p->w + r * p->row_bytes;
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  const int64_t gs = p->gs;
+  int64_t cur = -1;
+  vf vs = qf_zero(), vb = qf_zero();
+  for (int64_t e = e0; e < e1; e += CV, dst += CV) {
+    int64_t g = e / gs;
+    if (g != cur) {
+      float sv, bv = 0.0f;
+      emlx_qmm_load_scales(p, r, g, 1, &sv);
+      if (affine)
+        emlx_qmm_load_biases(p, r, g, 1, &bv);
+      vs = qf_set1(sv), vb = qf_set1(bv);
+      cur = g;
+    }
+    vf w[4];
+    qf_decode(row + e / ppb, kind, w);
+    for (int i = 0; i < ppb; i++)
+      w[i] = affine ? qf_fma(w[i], vs, vb) : qf_mul(w[i], vs);
+    if (ppb == 1) {
+      qf_store(dst, w[0]);
+    } else {
+      vf o0, o1;
+      qf_interleave(w[0], w[1], &o0, &o1);
+      qf_store(dst, o0);
+      qf_store(dst + QF_VL, o1);
+    }
+  }
+}
+
+/* ---- prefill micro-kernel ------------------------------------------------- */
+
+static void qf_micro(int64_t kc, const float *ap, const float *bp, float *const *c, int64_t j0,
+                     int mv, int nv, bool first) {
+  enum { NV = QF_NR / QF_VL };
+  vf acc[QF_MR][NV];
+  for (int i = 0; i < QF_MR; i++)
+    for (int v = 0; v < NV; v++)
+      acc[i][v] = qf_zero();
+  for (int64_t k = 0; k < kc; k++) {
+    vf b[NV];
+    for (int v = 0; v < NV; v++)
+      b[v] = qf_load(bp + k * QF_NR + v * QF_VL);
+    for (int i = 0; i < QF_MR; i++) {
+      vf a = qf_set1(ap[k * QF_MR + i]);
+      for (int v = 0; v < NV; v++)
+        acc[i][v] = qf_fma(a, b[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < mv; i++) {
+    float *o = c[i] + j0;
+    for (int v = 0; v < NV; v++) {
+      int left = nv - v * QF_VL;
+      if (left <= 0)
+        break;
+      if (left >= QF_VL)
+        qf_store(o + v * QF_VL, first ? acc[i][v] : qf_add(acc[i][v], qf_load(o + v * QF_VL)));
+      else
+        qf_store_part(o + v * QF_VL, acc[i][v], left, !first);
+    }
+  }
+}
+
+const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,       QF_MR,    QF_NR,     qf_pick,
+                              qf_decode_t, qf_decode_n, qf_micro, qf_dequant};

@@ -1,0 +1,441 @@
+/* test_qmm_fast.c — the fast quantized matmul kernels (src/cpu/quantize/
+ * qmm_fast.h) against a dequantize-then-dot reference in f64 written here
+ * from the format description (MLX's packing: an LSB-first bit stream of
+ * codes per row, groups along the row; e2m1, e4m3 and e8m0 decoded from
+ * their bit fields), over every mode, bit width and group size, both
+ * layouts, decode and prefill row counts with tails, strided x and out,
+ * the thread pool on and off, and gather_qmm; then the cases MLX itself
+ * computed (tests/quantize/qmm_fast_mlx.bin, made by gen_qmm_fast_mlx.py).
+ * Run once per ISA level (EMLX_ISA), so each unit and the portable path
+ * are all checked. */
+#include "quantize/qmm_fast.h"
+#include "test_util.h"
+
+/* ---- reference decoding ------------------------------------------------------ */
+
+static uint32_t ref_code(const uint8_t *row, int bits, int64_t i) {
+  uint32_t q = 0;
+  for (int b = 0; b < bits; b++) {
+    int64_t bit = i * bits + b;
+    q |= (uint32_t)((row[bit / 8] >> (bit % 8)) & 1u) << b;
+  }
+  return q;
+}
+
+static double ref_e2m1(uint32_t c) {
+  int s = (c >> 3) & 1, e = (c >> 1) & 3, m = c & 1;
+  double v = e == 0 ? 0.5 * m : ldexp(1.0 + 0.5 * m, e - 1);
+  return s ? -v : v;
+}
+
+static double ref_e4m3(uint32_t c) { /* MLX reads 0x7f / 0xff as +-480 (no NaN) */
+  int s = (c >> 7) & 1, e = (c >> 3) & 15, m = c & 7;
+  double v = e == 0 ? ldexp(m / 8.0, -6) : ldexp(1.0 + m / 8.0, e - 7);
+  return s ? -v : v;
+}
+
+static double ref_e8m0(uint32_t s) { return ldexp(1.0, (int)s - 127); }
+
+typedef struct qmat {
+  int mode, bits, gs;
+  bool transpose;
+  emlx_dtype sdt;
+  int64_t rows, rlen, groups; /* packed rows, elements per row */
+  uint32_t *w;
+  void *scales, *biases;
+} qmat;
+
+static double ref_scale(const qmat *q, int64_t r, int64_t g) {
+  const void *s = q->scales;
+  int64_t at = r * q->groups + g;
+  if (q->mode == EMLX_QMM_AFFINE)
+    return tu_load((const char *)s + at * (int64_t)tu_dsize(q->sdt), q->sdt);
+  uint8_t c = ((const uint8_t *)s)[at];
+  return q->mode == EMLX_QMM_NVFP4 ? ref_e4m3(c) : ref_e8m0(c);
+}
+
+/* Element e of packed row r, dequantized. */
+static double ref_elem(const qmat *q, int64_t r, int64_t e) {
+  const uint8_t *row = (const uint8_t *)q->w + r * (q->rlen * q->bits / 8);
+  uint32_t c = ref_code(row, q->bits, e);
+  int64_t g = e / q->gs;
+  double s = ref_scale(q, r, g);
+  switch (q->mode) {
+  case EMLX_QMM_AFFINE:
+    return s * c +
+           tu_load((const char *)q->biases + (r * q->groups + g) * (int64_t)tu_dsize(q->sdt),
+                   q->sdt);
+  case EMLX_QMM_MXFP8:
+    return s * ref_e4m3(c);
+  default:
+    return s * ref_e2m1(c);
+  }
+}
+
+/* W(n, k) in the logical [N, K] orientation. */
+static double ref_w(const qmat *q, int64_t n, int64_t k) {
+  return q->transpose ? ref_elem(q, n, k) : ref_elem(q, k, n);
+}
+
+/* A random packed matrix: random codes and scales (and biases). */
+static qmat make_qmat(tu_rng *rng, int mode, int bits, int gs, bool transpose, emlx_dtype sdt,
+                      int64_t N, int64_t K) {
+  qmat q = {mode, bits, gs, transpose, sdt, 0, 0, 0, NULL, NULL, NULL};
+  q.rows = transpose ? N : K;
+  q.rlen = transpose ? K : N;
+  q.groups = q.rlen / gs;
+  int64_t words = q.rows * q.rlen * bits / 32;
+  q.w = malloc((size_t)words * 4 + 4);
+  for (int64_t i = 0; i < words; i++)
+    q.w[i] = (uint32_t)tu_next(rng);
+  int64_t ns = q.rows * q.groups;
+  if (mode == EMLX_QMM_AFFINE) {
+    size_t es = tu_dsize(sdt);
+    q.scales = malloc((size_t)ns * es);
+    q.biases = malloc((size_t)ns * es);
+    for (int64_t i = 0; i < ns; i++) {
+      tu_store((char *)q.scales + i * (int64_t)es, sdt, tu_uniform(rng, -0.2, 0.2));
+      tu_store((char *)q.biases + i * (int64_t)es, sdt, tu_uniform(rng, -1.0, 1.0));
+    }
+  } else {
+    uint8_t *s = malloc((size_t)ns);
+    for (int64_t i = 0; i < ns; i++) /* e8m0 2^-8 .. 2^3; e4m3 any finite code but tiny */
+      s[i] = mode == EMLX_QMM_NVFP4 ? (uint8_t)tu_randint(rng, 0, 0x7e)
+                                    : (uint8_t)tu_randint(rng, 119, 130);
+    if (mode == EMLX_QMM_NVFP4)
+      s[0] = 0x7f; /* MLX's 480 */
+    q.scales = s;
+  }
+  return q;
+}
+
+static void free_qmat(qmat *q) {
+  free(q->w);
+  free(q->scales);
+  free(q->biases);
+}
+
+static emlx_qmm_desc desc_of(const qmat *q, const float *x, int64_t ldx, int64_t M, int64_t N,
+                             int64_t K, float *out, int64_t ldo, bool threaded) {
+  emlx_qmm_desc d = {.x = x,
+                     .ldx = ldx,
+                     .M = M,
+                     .N = N,
+                     .K = K,
+                     .w = q->w,
+                     .scales = q->scales,
+                     .biases = q->biases,
+                     .scale_dtype = q->sdt,
+                     .group_size = q->gs,
+                     .bits = q->bits,
+                     .mode = q->mode,
+                     .transpose = q->transpose,
+                     .out = out,
+                     .ldo = ldo,
+                     .threaded = threaded};
+  return d;
+}
+
+/* out[m][n] against sum_k x[m][k] W(n, k) in f64, within 1e-5 of sum |x||W|
+ * (f32 rounding of the sums; a wrong code, scale or bias is off by far more). */
+static bool check_out(const qmat *q, const float *x, int64_t ldx, const float *out, int64_t ldo,
+                      int64_t M, int64_t N, int64_t K, const char *what) {
+  double *wd = malloc((size_t)(N * K) * sizeof(double));
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t k = 0; k < K; k++)
+      wd[n * K + k] = ref_w(q, n, k);
+  int bad = 0;
+  for (int64_t m = 0; m < M && bad < 3; m++)
+    for (int64_t n = 0; n < N && bad < 3; n++) {
+      double s = 0, a = 0;
+      for (int64_t k = 0; k < K; k++) {
+        double t = (double)x[m * ldx + k] * wd[n * K + k];
+        s += t;
+        a += fabs(t);
+      }
+      double got = out[m * ldo + n];
+      if (!(fabs(got - s) <= 1e-5 * a + 1e-30)) {
+        bad++;
+        CHECK_MSG(false, "%s: out[%" PRId64 "][%" PRId64 "] = %.9g, reference %.9g (scale %.3g)",
+                  what, m, n, got, s, a);
+      }
+    }
+  free(wd);
+  if (!bad)
+    CHECK_MSG(true, "%s", what);
+  return bad == 0;
+}
+
+static const char *mode_name(int mode) {
+  static const char *names[] = {"affine", "mxfp4", "mxfp8", "nvfp4"};
+  return names[mode];
+}
+
+/* One case: x [M][K] (row stride ldx), out [M][N] (stride ldo, padding
+ * guarded). */
+static void run_case(tu_rng *rng, int mode, int bits, int gs, bool transpose, emlx_dtype sdt,
+                     int64_t M, int64_t N, int64_t K, bool threaded, bool strided) {
+  qmat q = make_qmat(rng, mode, bits, gs, transpose, sdt, N, K);
+  int64_t ldx = strided ? K + 5 : K, ldo = strided ? N + 3 : N;
+  float *x = malloc((size_t)(M * ldx) * sizeof(float));
+  float *out = malloc((size_t)(M * ldo) * sizeof(float));
+  for (int64_t i = 0; i < M * ldx; i++)
+    x[i] = (float)tu_uniform(rng, -1.0, 1.0);
+  for (int64_t i = 0; i < M * ldo; i++)
+    out[i] = 12345.0f; /* guard: every out element is written, padding is not */
+  emlx_qmm_desc d = desc_of(&q, x, ldx, M, N, K, out, ldo, threaded);
+  char what[160];
+  snprintf(what, sizeof what, "%s b%d g%d %s s%d M%" PRId64 " N%" PRId64 " K%" PRId64 "%s%s",
+           mode_name(mode), bits, gs, transpose ? "T" : "N", (int)sdt, M, N, K,
+           threaded ? " threads" : "", strided ? " strided" : "");
+  bool ok = emlx_cpu_qmm_fast(&d);
+  CHECK_MSG(ok, "%s: handled", what);
+  if (ok) {
+    check_out(&q, x, ldx, out, ldo, M, N, K, what);
+    bool pad_ok = true;
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = N; n < ldo; n++)
+        pad_ok &= out[m * ldo + n] == 12345.0f;
+    CHECK_MSG(pad_ok, "%s: out padding untouched", what);
+  }
+  free(x);
+  free(out);
+  free_qmat(&q);
+}
+
+static void test_formats(void) {
+  tu_rng rng = {15};
+  static const int64_t Ms[] = {1, 3, 8, 9, 17, 37}; /* decode up to 8 rows */
+  static const int abits[] = {2, 3, 4, 5, 6, 8};
+  static const int gss[] = {32, 64, 128};
+  for (int t = 0; t < 2; t++) {
+    bool tr = t == 0;
+    for (int bi = 0; bi < 6; bi++)
+      for (int gi = 0; gi < 3; gi++) {
+        int gs = gss[gi];
+        /* the quantized axis in whole groups (3 of them), the other odd */
+        int64_t N = tr ? 37 : 3 * gs, K = tr ? 3 * gs : 37;
+        for (int mi = 0; mi < 6; mi++)
+          run_case(&rng, EMLX_QMM_AFFINE, abits[bi], gs, tr, EMLX_FLOAT32, Ms[mi], N, K, false,
+                   false);
+        run_case(&rng, EMLX_QMM_AFFINE, abits[bi], gs, tr, EMLX_FLOAT16, 2, N, K, false, true);
+        run_case(&rng, EMLX_QMM_AFFINE, abits[bi], gs, tr, EMLX_BFLOAT16, 33, N, K, false, true);
+      }
+    struct {
+      int mode, bits, gs;
+    } fp[] = {{EMLX_QMM_MXFP4, 4, 32}, {EMLX_QMM_MXFP8, 8, 32}, {EMLX_QMM_NVFP4, 4, 16}};
+    for (int f = 0; f < 3; f++) {
+      int gs = fp[f].gs;
+      int64_t N = tr ? 29 : 5 * gs, K = tr ? 5 * gs : 29;
+      for (int mi = 0; mi < 6; mi++)
+        run_case(&rng, fp[f].mode, fp[f].bits, gs, tr, EMLX_UINT8, Ms[mi], N, K, false,
+                 mi % 2 == 1);
+    }
+  }
+}
+
+/* Big enough that the pool splits the work (decode and prefill). */
+static void test_threads(void) {
+  tu_rng rng = {151};
+  emlx_set_num_threads(4);
+  for (int t = 0; t < 2; t++) {
+    run_case(&rng, EMLX_QMM_AFFINE, 4, 64, t == 0, EMLX_BFLOAT16, 1, 1024, 512, true, false);
+    run_case(&rng, EMLX_QMM_AFFINE, 8, 32, t == 0, EMLX_FLOAT32, 5, 768, 256, true, true);
+    run_case(&rng, EMLX_QMM_MXFP4, 4, 32, t == 0, EMLX_UINT8, 2, 2048, 256, true, false);
+    run_case(&rng, EMLX_QMM_AFFINE, 4, 128, t == 0, EMLX_FLOAT16, 40, t == 0 ? 300 : 384, 384, true,
+             false);
+    run_case(&rng, EMLX_QMM_AFFINE, 3, 64, t == 0, EMLX_FLOAT32, 2, 640, 256, true, false);
+  }
+}
+
+static void test_rejects(void) {
+  tu_rng rng = {7};
+  qmat q = make_qmat(&rng, EMLX_QMM_AFFINE, 4, 64, true, EMLX_FLOAT32, 8, 128);
+  float x[2 * 128] = {0}, out[2 * 8];
+  emlx_qmm_desc ok = desc_of(&q, x, 128, 2, 8, 128, out, 8, false);
+  CHECK(emlx_cpu_qmm_fast(&ok));
+  emlx_qmm_desc d;
+  d = ok, d.bits = 7;
+  CHECK(!emlx_cpu_qmm_fast(&d));
+  d = ok, d.group_size = 48;
+  CHECK(!emlx_cpu_qmm_fast(&d));
+  d = ok, d.K = 96; /* not whole groups */
+  d.ldx = 96;
+  CHECK(!emlx_cpu_qmm_fast(&d));
+  d = ok, d.biases = NULL; /* affine needs biases */
+  CHECK(!emlx_cpu_qmm_fast(&d));
+  d = ok, d.mode = EMLX_QMM_MXFP4; /* mxfp4 takes uint8 scales, group 32 */
+  CHECK(!emlx_cpu_qmm_fast(&d));
+  d = ok, d.mode = EMLX_QMM_NVFP4, d.scale_dtype = EMLX_UINT8; /* group 16 only */
+  CHECK(!emlx_cpu_qmm_fast(&d));
+  d = ok, d.mode = 9;
+  CHECK(!emlx_cpu_qmm_fast(&d));
+  d = ok, d.ldx = 100;
+  CHECK(!emlx_cpu_qmm_fast(&d));
+  d = ok, d.M = 0;
+  CHECK(!emlx_cpu_qmm_fast(&d));
+  CHECK(!emlx_cpu_qmm_fast(NULL));
+  free_qmat(&q);
+}
+
+/* ---- gather_qmm ---------------------------------------------------------------- */
+
+static void gather_case(tu_rng *rng, int mode, int bits, int gs, bool transpose, int64_t E,
+                        int64_t nx, int64_t count, int64_t M, int64_t N, int64_t K, bool use_lhs,
+                        bool use_rhs, bool sort) {
+  qmat *ex = malloc((size_t)E * sizeof(qmat));
+  emlx_dtype sdt = mode == EMLX_QMM_AFFINE ? EMLX_BFLOAT16 : EMLX_UINT8;
+  for (int64_t e = 0; e < E; e++)
+    ex[e] = make_qmat(rng, mode, bits, gs, transpose, sdt, N, K);
+  /* the experts side by side, as one [E, ...] array */
+  int64_t wpe = ex[0].rows * ex[0].rlen * bits / 32, spe = ex[0].rows * ex[0].groups;
+  size_t es = tu_dsize(sdt);
+  uint32_t *w = malloc((size_t)(E * wpe) * 4);
+  char *s = malloc((size_t)(E * spe) * es), *b = malloc((size_t)(E * spe) * es);
+  for (int64_t e = 0; e < E; e++) {
+    memcpy(w + e * wpe, ex[e].w, (size_t)wpe * 4);
+    memcpy(s + e * spe * (int64_t)es, ex[e].scales, (size_t)spe * es);
+    if (ex[e].biases)
+      memcpy(b + e * spe * (int64_t)es, ex[e].biases, (size_t)spe * es);
+  }
+  float *x = malloc((size_t)(nx * M * K) * sizeof(float));
+  for (int64_t i = 0; i < nx * M * K; i++)
+    x[i] = (float)tu_uniform(rng, -1.0, 1.0);
+  uint32_t *lhs = malloc((size_t)count * 4), *rhs = malloc((size_t)count * 4);
+  for (int64_t i = 0; i < count; i++) {
+    lhs[i] = (uint32_t)tu_randint(rng, 0, nx - 1);
+    rhs[i] = (uint32_t)tu_randint(rng, 0, E - 1);
+  }
+  if (sort) /* insertion sort of rhs */
+    for (int64_t i = 1; i < count; i++)
+      for (int64_t j = i; j > 0 && rhs[j - 1] > rhs[j]; j--) {
+        uint32_t t = rhs[j];
+        rhs[j] = rhs[j - 1];
+        rhs[j - 1] = t;
+      }
+  float *out = malloc((size_t)(count * M * N) * sizeof(float));
+  float *out2 = malloc((size_t)(count * M * N) * sizeof(float));
+  for (int64_t i = 0; i < count * M * N; i++)
+    out[i] = out2[i] = NAN;
+  qmat q0 = ex[0];
+  q0.w = w, q0.scales = s, q0.biases = mode == EMLX_QMM_AFFINE ? b : NULL;
+  emlx_gqmm_desc g = {.q = desc_of(&q0, x, K, M, N, K, out, N, true),
+                      .count = count,
+                      .lhs = use_lhs ? lhs : NULL,
+                      .rhs = use_rhs ? rhs : NULL,
+                      .x_stride = M * K,
+                      .w_stride = wpe,
+                      .s_stride = spe,
+                      .o_stride = M * N,
+                      .n_x = nx,
+                      .n_experts = E,
+                      .sorted = sort};
+  char what[160];
+  snprintf(what, sizeof what, "gather %s b%d %s E%" PRId64 " count%" PRId64 " M%" PRId64 "%s%s%s",
+           mode_name(mode), bits, transpose ? "T" : "N", E, count, M, use_lhs ? " lhs" : "",
+           use_rhs ? " rhs" : "", sort ? " sorted" : "");
+  bool ok = emlx_cpu_gather_qmm_fast(&g);
+  CHECK_MSG(ok, "%s: handled", what);
+  if (ok) {
+    bool all = true;
+    for (int64_t i = 0; i < count; i++) {
+      int64_t li = use_lhs ? lhs[i] : i, ri = use_rhs ? rhs[i] : i;
+      all &= check_out(&ex[ri], x + li * M * K, K, out + i * M * N, N, M, N, K, what);
+    }
+    CHECK_MSG(all, "%s: every output", what);
+    /* the sorted hint never changes a result */
+    g.q.out = out2;
+    g.sorted = !g.sorted;
+    if (!use_rhs || sort) {
+      CHECK(emlx_cpu_gather_qmm_fast(&g));
+      CHECK_MSG(!memcmp(out, out2, (size_t)(count * M * N) * sizeof(float)),
+                "%s: same bits with sorted = %d", what, g.sorted);
+    }
+  }
+  if (use_rhs) { /* an expert index out of range is refused */
+    uint32_t keep = rhs[count / 2];
+    rhs[count / 2] = (uint32_t)E;
+    g.rhs = rhs;
+    CHECK_MSG(!emlx_cpu_gather_qmm_fast(&g), "%s: rhs out of range refused", what);
+    rhs[count / 2] = keep;
+  }
+  for (int64_t e = 0; e < E; e++)
+    free_qmat(&ex[e]);
+  free(ex);
+  free(w), free(s), free(b), free(x), free(lhs), free(rhs), free(out), free(out2);
+}
+
+static void test_gather(void) {
+  tu_rng rng = {2048};
+  /* MoE decode: one row per token, top-2 of 5 experts */
+  gather_case(&rng, EMLX_QMM_AFFINE, 4, 64, true, 5, 13, 26, 1, 40, 128, true, true, false);
+  gather_case(&rng, EMLX_QMM_AFFINE, 4, 64, true, 5, 13, 26, 1, 40, 128, true, true, true);
+  /* many rows for one expert: the prefill path */
+  gather_case(&rng, EMLX_QMM_AFFINE, 8, 32, true, 2, 40, 40, 1, 24, 96, true, true, false);
+  gather_case(&rng, EMLX_QMM_MXFP4, 4, 32, false, 4, 6, 6, 3, 64, 33, false, true, false);
+  gather_case(&rng, EMLX_QMM_AFFINE, 4, 32, true, 6, 6, 6, 2, 17, 64, true, false, false);
+  gather_case(&rng, EMLX_QMM_NVFP4, 4, 16, true, 9, 9, 9, 1, 20, 48, false, false, false);
+}
+
+/* ---- MLX's own answers ---------------------------------------------------------- */
+
+static void test_mlx(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/quantize/qmm_fast_mlx.bin", EMLX_SOURCE_DIR);
+  FILE *f = fopen(path, "rb");
+  CHECK_MSG(f != NULL, "open %s", path);
+  if (!f)
+    return;
+  char magic[8];
+  int32_t ncases = 0;
+  CHECK(fread(magic, 1, 8, f) == 8 && !memcmp(magic, "QMMFAST1", 8));
+  CHECK(fread(&ncases, 4, 1, f) == 1 && ncases > 0);
+  for (int32_t c = 0; c < ncases; c++) {
+    int32_t h[7]; /* mode, bits, gs, transpose, M, N, K */
+    if (!CHECK(fread(h, 4, 7, f) == 7))
+      break;
+    int mode = h[0], bits = h[1], gs = h[2];
+    bool tr = h[3] != 0;
+    int64_t M = h[4], N = h[5], K = h[6];
+    qmat q = {mode, bits, gs,   tr,  mode == EMLX_QMM_AFFINE ? EMLX_FLOAT32 : EMLX_UINT8, 0, 0,
+              0,    NULL, NULL, NULL};
+    q.rows = tr ? N : K, q.rlen = tr ? K : N, q.groups = q.rlen / gs;
+    int64_t words = q.rows * q.rlen * bits / 32, ns = q.rows * q.groups;
+    size_t es = mode == EMLX_QMM_AFFINE ? 4 : 1;
+    float *x = malloc((size_t)(M * K) * 4), *want = malloc((size_t)(M * N) * 4),
+          *got = malloc((size_t)(M * N) * 4);
+    q.w = malloc((size_t)words * 4);
+    q.scales = malloc((size_t)ns * es);
+    q.biases = mode == EMLX_QMM_AFFINE ? malloc((size_t)ns * es) : NULL;
+    bool rd = fread(x, 4, (size_t)(M * K), f) == (size_t)(M * K) &&
+              fread(q.w, 4, (size_t)words, f) == (size_t)words &&
+              fread(q.scales, es, (size_t)ns, f) == (size_t)ns &&
+              (!q.biases || fread(q.biases, es, (size_t)ns, f) == (size_t)ns) &&
+              fread(want, 4, (size_t)(M * N), f) == (size_t)(M * N);
+    CHECK_MSG(rd, "read case %d", c);
+    if (rd) {
+      emlx_qmm_desc d = desc_of(&q, x, K, M, N, K, got, N, true);
+      char what[96];
+      snprintf(what, sizeof what, "mlx case %d: %s b%d g%d %s M%" PRId64, c, mode_name(mode), bits,
+               gs, tr ? "T" : "N", M);
+      CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
+      /* our reference decoding reproduces MLX's product (f32 sums) ... */
+      check_out(&q, x, K, want, N, M, N, K, what);
+      /* ... and so does the kernel */
+      check_out(&q, x, K, got, N, M, N, K, what);
+    }
+    free(x), free(want), free(got), free_qmat(&q);
+    if (!rd)
+      break;
+  }
+  fclose(f);
+}
+
+int main(void) {
+  test_rejects();
+  test_formats();
+  test_threads();
+  test_gather();
+  test_mlx();
+  return tu_finish();
+}
