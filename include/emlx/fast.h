@@ -27,7 +27,8 @@
  *   traditional false (split-half, Llama/Qwen): pair (j, j + dims/2)
  *   traditional true  (interleaved, GPT-J):     pair (2j, 2j + 1)
  *   out_a = a cos(theta) - b sin(theta),  out_b = a sin(theta) + b cos(theta)
- * theta is formed in float32 as MLX does; cos and sin are exact for it.
+ * theta is formed in float32 as MLX does; its cosine and sine are computed in
+ * double and rounded to float32 once.
  *
  * Which axis is the sequence axis T (the one a token's position follows):
  *  - emlx_fast_rope: axis -2, x {B, ..., T, D} (e.g. {B, H, T, D}), as
@@ -46,7 +47,9 @@
  * ---- SwiGLU ----------------------------------------------------------------------
  *   swiglu(gate, up) = gate * sigmoid(gate) * up = silu(gate) * up
  * gate and up have the same shape and the same dtype (no broadcasting, no
- * promotion: a mismatch is an error); the result has them too. */
+ * promotion: a mismatch is an error); the result has them too. exp is
+ * computed in float32 within 2 ulp; exp(-gate) beyond float32's range gives
+ * -0 or the product's NaN, as the formula does. */
 #ifndef EMLX_FAST_H
 #define EMLX_FAST_H
 

@@ -54,6 +54,7 @@ typedef struct fast_rows {
   bool contig;  /* row r starts at r * n, stride 1 */
   bool direct;  /* contiguous float32 rows: read in place */
   emlx_cpu_unary_loop to_f32;
+  void (*load_bf16)(const uint16_t *p, float *out, int64_t n); /* contiguous bf16 rows */
 } fast_rows;
 
 static void fast_rows_init(fast_rows *r, const emlx_array *a) {
@@ -70,6 +71,7 @@ static void fast_rows_init(fast_rows *r, const emlx_array *a) {
     r->s = 1;
   r->direct = r->contig && a->dtype == EMLX_FLOAT32;
   r->to_f32 = emlx_cpu_isa_get()->cast->cast[a->dtype][EMLX_FLOAT32];
+  r->load_bf16 = r->contig && a->dtype == EMLX_BFLOAT16 ? fast_table()->load_bf16 : NULL;
 }
 
 /* Element offset of row i's first element. */
@@ -91,7 +93,10 @@ static const float *fast_row_load(const fast_rows *r, int64_t i, int64_t lo, int
   const char *p = r->base + (fast_row_off(r, i) + lo * r->s) * (int64_t)r->es;
   if (r->direct)
     return (const float *)p;
-  r->to_f32(p, r->s, tile, m);
+  if (r->load_bf16)
+    r->load_bf16((const uint16_t *)p, tile, m);
+  else
+    r->to_f32(p, r->s, tile, m);
   return tile;
 }
 
@@ -101,6 +106,7 @@ typedef struct fast_out {
   size_t es;
   bool direct;
   emlx_cpu_unary_loop from_f32;
+  void (*store_bf16)(const float *in, uint16_t *out, int64_t n); /* bf16 output */
 } fast_out;
 
 static void fast_out_init(fast_out *o, emlx_array *a) {
@@ -108,13 +114,16 @@ static void fast_out_init(fast_out *o, emlx_array *a) {
   o->base = a->size > 0 ? (char *)emlx__data(a) : NULL;
   o->direct = a->dtype == EMLX_FLOAT32;
   o->from_f32 = emlx_cpu_isa_get()->cast->cast[EMLX_FLOAT32][a->dtype];
+  o->store_bf16 = a->dtype == EMLX_BFLOAT16 ? fast_table()->store_bf16 : NULL;
 }
 /* Where to compute elements starting at flat position pos. */
 static float *fast_out_ptr(const fast_out *o, int64_t pos, float *tile) {
   return o->direct ? (float *)(o->base + (size_t)pos * o->es) : tile;
 }
 static void fast_out_store(const fast_out *o, int64_t pos, const float *y, int64_t m) {
-  if (!o->direct)
+  if (o->store_bf16)
+    o->store_bf16(y, (uint16_t *)(o->base + (size_t)pos * o->es), m);
+  else if (!o->direct)
     o->from_f32(y, 1, o->base + (size_t)pos * o->es, m);
 }
 
@@ -227,12 +236,8 @@ static void rope_table_rows(void *ctx, int64_t q0, int64_t q1) {
       pos = ((float)t + (float)j->pos[j->npos == 1 ? 0 : b]) * p->scale;
     else
       pos = ((float)t + (float)p->offset) * p->scale;
-    float *c = j->cs + q * 2 * j->half, *s = c + j->half;
-    for (int64_t i = 0; i < j->half; i++) {
-      float th = pos * j->inv[i];
-      c[i] = (float)cos((double)th);
-      s[i] = (float)sin((double)th);
-    }
+    float *c = j->cs + q * 2 * j->half;
+    j->t->rope_angles(pos, j->inv, j->half, c, c + j->half);
   }
 }
 
@@ -323,7 +328,7 @@ int emlx_cpu_fast_rope(const emlx_node *node, emlx_array *const *inputs,
     j.pos = pos;
     j.inv = inv;
     j.cs = cs;
-    emlx__parallel_for(nq, fast_grain(2 * j.half * 8), rope_table_rows, &j);
+    emlx__parallel_for(nq, fast_grain(8 * j.half), rope_table_rows, &j);
     emlx__parallel_for(out->size / j.D, fast_grain(j.D), rope_rows, &j);
     if (atomic_load(&j.failed))
       rc = EMLX_FAIL("fast_rope: out of memory");

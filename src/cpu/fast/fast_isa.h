@@ -4,7 +4,9 @@
  *
  * Sums accumulate in float32 in 32 explicit lanes folded by a fixed tree,
  * then the tail in order: every ISA adds in the same order and computes the
- * same values (exp, in swiglu, is SLEEF's per ISA, <= 1 ulp). */
+ * same values (swiglu's exp is computed by the same vector operations on
+ * every ISA; rope's cosines and sines are SLEEF's in double, rounded to
+ * float32). */
 #ifndef EMLX_CPU_FAST_ISA_H
 #define EMLX_CPU_FAST_ISA_H
 
@@ -24,6 +26,11 @@ typedef struct emlx_cpu_fast_table {
   void (*rope_inter)(const float *x, int64_t half, const float *c, const float *s, float *y);
   /* y[i] = g[i] * u[i] / (1 + exp(-g[i])); y may be g or u */
   void (*swiglu)(const float *g, const float *u, int64_t n, float *y);
+  /* c[i], s[i] = cos, sin of the float32 angle pos * inv[i], i < half */
+  void (*rope_angles)(float pos, const float *inv, int64_t half, float *c, float *s);
+  /* bfloat16 <-> float32 of contiguous runs (the cast table's rounding) */
+  void (*load_bf16)(const uint16_t *p, float *out, int64_t n);
+  void (*store_bf16)(const float *in, uint16_t *out, int64_t n);
 } emlx_cpu_fast_table;
 
 extern const emlx_cpu_fast_table emlx_cpu_fast_scalar, emlx_cpu_fast_avx2, emlx_cpu_fast_avx512;
