@@ -15,7 +15,9 @@
  *  - error cases: wrong ranks and sizes, odd or too large dims, integer and
  *    float64 inputs, mismatched shapes and dtypes, NULL inputs.
  * Tolerance: |got - ref| <= k * eps(dtype) * (1 + |ref|), k = 1 for f16 and
- * bf16 (one rounding: half an ulp), 16 for f32 (float32 accumulation). */
+ * bf16 (one rounding: half an ulp), 16 for f32 (float32 accumulation); for
+ * f16 and bf16 also: at least 98% of the values are exactly the correctly
+ * rounded reference (the result is rounded once, to nearest even). */
 #include "test_util.h"
 
 static double eps_of(emlx_dtype d) {
@@ -51,7 +53,16 @@ static bool close_all(const char *what, emlx_dtype d, const double *got, const d
     }
   }
   CHECK_MSG(true, "%s (%s)", what, tu_dname(d));
-  return true;
+  if (d == EMLX_FLOAT32)
+    return true;
+  /* rounded once: the float32 result is far more precise than a half ulp of
+   * f16 / bf16, so all but the values next to a tie equal the correctly
+   * rounded reference (a truncating or twice-rounding store would not) */
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; i++)
+    off += got[i] != tu_quant(d, ref[i]);
+  return CHECK_MSG(off <= n / 50, "%s (%s): %lld of %lld values not the rounded reference", what,
+                   tu_dname(d), (long long)off, (long long)n);
 }
 
 /* Evaluates a in float64 as doubles. */

@@ -345,6 +345,7 @@ typedef struct swiglu_job {
   fast_rows g, u;
   fast_out y;
   int64_t nseg; /* pieces per row */
+  bool bf16;    /* contiguous bfloat16 inputs */
   atomic_int failed;
 } swiglu_job;
 
@@ -358,6 +359,12 @@ static void swiglu_pieces(void *ctx, int64_t k0, int64_t k1) {
   }
   for (int64_t k = k0; k < k1; k++) {
     int64_t r = k / j->nseg, lo = (k % j->nseg) * FAST_SEG, m = fast_min(FAST_SEG, n - lo);
+    if (j->bf16) { /* contiguous bf16 in and out: converted in registers */
+      const uint16_t *gb = (const uint16_t *)j->g.base + r * n + lo;
+      const uint16_t *ub = (const uint16_t *)j->u.base + r * n + lo;
+      j->t->swiglu_bf16(gb, ub, m, (uint16_t *)j->y.base + r * n + lo);
+      continue;
+    }
     const float *g = fast_row_load(&j->g, r, lo, m, scratch);
     const float *u = fast_row_load(&j->u, r, lo, m, scratch + FAST_SEG);
     float *y = fast_out_ptr(&j->y, r * n + lo, scratch + 2 * FAST_SEG);
@@ -385,6 +392,7 @@ int emlx_cpu_fast_swiglu(const emlx_node *node, emlx_array *const *inputs,
     j.g.nlead = j.u.nlead = 0;
   }
   fast_out_init(&j.y, out);
+  j.bf16 = j.g.load_bf16 && j.u.load_bf16; /* both contiguous bf16 (so is the output) */
   j.nseg = (j.g.n + FAST_SEG - 1) / FAST_SEG;
   int64_t rows = out->size / j.g.n;
   emlx__parallel_for(rows * j.nseg, fast_grain(fast_min(FAST_SEG, j.g.n)), swiglu_pieces, &j);

@@ -16,6 +16,8 @@ typedef float fb_v16f __attribute__((vector_size(64)));
 typedef float fb_v16f_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef uint32_t fb_v16u __attribute__((vector_size(64)));
 typedef uint32_t fb_u32_a __attribute__((may_alias));
+typedef uint16_t fb_v16h __attribute__((vector_size(32)));
+typedef uint16_t fb_v16h_u __attribute__((vector_size(32), aligned(2), may_alias));
 
 #define FB_LOAD8(p) (*(const fb_v8f_u *)(p))
 #define FB_TILE 256 /* angles staged for sincos */
@@ -107,24 +109,57 @@ static void rope_inter(const float *x, int64_t half, const float *c, const float
  * (exp(88.3..88.72) is finite but becomes +inf here: swiglu only divides by
  * it), NaN for NaN. No FMA contraction (ISO C), so every ISA computes the
  * same bits. Pointers, not vector arguments: the vector ABI differs by ISA. */
+/* exp(-gv) by the recipe above, as bits */
+#define FB_EXP_NEG(gv, out)                                                                        \
+  do {                                                                                             \
+    fb_v16f x_ = -(gv);                                                                            \
+    const fb_v16f sh_ = (fb_v16f){0} + 12582912.0f; /* 1.5 * 2^23: rounds to integer */           \
+    fb_v16f t_ = x_ * 1.44269504f + sh_;                                                          \
+    fb_v16f n_ = t_ - sh_;                                                                        \
+    fb_v16f r_ = x_ - n_ * 0.693359375f - n_ * -2.12194440e-4f;                                   \
+    fb_v16f p_ = r_ * 1.9875691500e-4f + 1.3981999507e-3f;                                        \
+    p_ = p_ * r_ + 8.3334519073e-3f;                                                              \
+    p_ = p_ * r_ + 4.1665795894e-2f;                                                              \
+    p_ = p_ * r_ + 1.6666665459e-1f;                                                              \
+    p_ = p_ * r_ + 5.0000001201e-1f;                                                              \
+    p_ = p_ * (r_ * r_) + r_ + 1.0f;                                                              \
+    fb_v16u e_ = ((fb_v16u)t_ - 0x4B400000u + 127u) << 23;                                        \
+    fb_v16u ex_ = (fb_v16u)(p_ * (fb_v16f)e_);                                                    \
+    fb_v16u hi_ = (fb_v16u)(x_ > 88.3f), lo_ = (fb_v16u)(x_ < -87.3f);                            \
+    fb_v16u inf_ = (fb_v16u){0} + 0x7F800000u;                                                    \
+    (out) = (fb_v16f)(((ex_ & ~hi_) | (inf_ & hi_)) & ~lo_);                                      \
+  } while (0)
+
 static inline void fb_swiglu16(const float *g, const float *u, float *y) {
-  fb_v16f gv = *(const fb_v16f_u *)g, uv = *(const fb_v16f_u *)u, x = -gv;
-  const fb_v16f shifter = (fb_v16f){0} + 12582912.0f; /* 1.5 * 2^23: rounds to integer */
-  fb_v16f t = x * 1.44269504f + shifter;
-  fb_v16f n = t - shifter;
-  fb_v16f r = x - n * 0.693359375f - n * -2.12194440e-4f;
-  fb_v16f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  fb_v16u e = ((fb_v16u)t - 0x4B400000u + 127u) << 23;
-  fb_v16u ex = (fb_v16u)(p * (fb_v16f)e);
-  fb_v16u hi = (fb_v16u)(x > 88.3f), lo = (fb_v16u)(x < -87.3f);
-  fb_v16u inf = (fb_v16u){0} + 0x7F800000u;
-  ex = ((ex & ~hi) | (inf & hi)) & ~lo; /* exp(-g) */
-  *(fb_v16f_u *)y = gv * uv / (1.0f + (fb_v16f)ex);
+  fb_v16f gv = *(const fb_v16f_u *)g, uv = *(const fb_v16f_u *)u, ex;
+  FB_EXP_NEG(gv, ex);
+  *(fb_v16f_u *)y = gv * uv / (1.0f + ex);
+}
+
+/* The same on bfloat16 in and out (the conversions of load_bf16 and
+ * store_bf16, in registers). */
+static inline void fb_swiglu16_bf16(const uint16_t *g, const uint16_t *u, uint16_t *y) {
+  fb_v16f gv = (fb_v16f)(__builtin_convertvector(*(const fb_v16h_u *)g, fb_v16u) << 16);
+  fb_v16f uv = (fb_v16f)(__builtin_convertvector(*(const fb_v16h_u *)u, fb_v16u) << 16), ex;
+  FB_EXP_NEG(gv, ex);
+  fb_v16u v = (fb_v16u)(gv * uv / (1.0f + ex));
+  fb_v16u r = (v + 0x7FFFu + ((v >> 16) & 1u)) >> 16, q = (v >> 16) | 0x40u;
+  fb_v16u nan = (fb_v16u)((v & 0x7FFFFFFFu) > 0x7F800000u);
+  *(fb_v16h_u *)y = __builtin_convertvector((r & ~nan) | (q & nan), fb_v16h);
+}
+
+static void swiglu_bf16(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    fb_swiglu16_bf16(g + i, u + i, y + i);
+  if (i < n) {
+    uint16_t gt[16] = {0}, ut[16] = {0}, yt[16];
+    for (int64_t k = 0; k < n - i; k++)
+      gt[k] = g[i + k], ut[k] = u[i + k];
+    fb_swiglu16_bf16(gt, ut, yt);
+    for (int64_t k = 0; k < n - i; k++)
+      y[i + k] = yt[k];
+  }
 }
 
 static void swiglu(const float *g, const float *u, int64_t n, float *y) {
@@ -183,6 +218,7 @@ const emlx_cpu_fast_table EMLX_ISA_NAME(emlx_cpu_fast) = {
     .rope_half = rope_half,
     .rope_inter = rope_inter,
     .swiglu = swiglu,
+    .swiglu_bf16 = swiglu_bf16,
     .rope_angles = rope_angles,
     .load_bf16 = load_bf16,
     .store_bf16 = store_bf16,

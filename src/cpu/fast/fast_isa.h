@@ -26,6 +26,8 @@ typedef struct emlx_cpu_fast_table {
   void (*rope_inter)(const float *x, int64_t half, const float *c, const float *s, float *y);
   /* y[i] = g[i] * u[i] / (1 + exp(-g[i])); y may be g or u */
   void (*swiglu)(const float *g, const float *u, int64_t n, float *y);
+  /* the same on contiguous bfloat16 (rounded once, as store_bf16) */
+  void (*swiglu_bf16)(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y);
   /* c[i], s[i] = cos, sin of the float32 angle pos * inv[i], i < half */
   void (*rope_angles)(float pos, const float *inv, int64_t half, float *c, float *s);
   /* bfloat16 <-> float32 of contiguous runs (the cast table's rounding) */
