@@ -19,7 +19,9 @@
  * It prints the prefill and decode speed (tokens/s, ms per token) and the
  * peak of emlx's memory counters, with a progress line while decoding, and
  * checks itself: the last logits are finite, and a second run from the same
- * prompt decodes the same tokens (greedy decode is deterministic).
+ * prompt decodes the same tokens (greedy decode is deterministic). It also
+ * reports whether the KV cache kept its buffer over the decode steps (the
+ * slice_update in place).
  *
  *   emlx_decode [--layers N] [--prompt N] [--gen N] [--threads N]
  *
@@ -330,6 +332,7 @@ typedef struct run_result {
   double prefill_s, decode_s;
   int32_t *tokens; /* gen */
   bool finite;
+  bool in_place; /* every decode step wrote the KV cache into its buffer */
 } run_result;
 
 static int run(const model *m, int64_t nprompt, int64_t ngen, bool progress, run_result *r) {
@@ -353,6 +356,8 @@ static int run(const model *m, int64_t nprompt, int64_t ngen, bool progress, run
     fail("prefill");
     goto done;
   }
+  const void *kbuf = emlx_data(c.k[0]);
+  r->in_place = kbuf != NULL;
   t0 = now_s();
   for (int64_t i = 0; i < ngen; i++) {
     r->tokens[i] = next;
@@ -364,6 +369,7 @@ static int run(const model *m, int64_t nprompt, int64_t ngen, bool progress, run
       fail("decode");
       goto done;
     }
+    r->in_place = r->in_place && emlx_data(c.k[0]) == kbuf;
     if (progress) {
       double el = now_s() - t0;
       fprintf(stderr, "\rdecode %lld/%lld tokens  %.1f tokens/s  %.1f ms/token   ",
@@ -437,6 +443,7 @@ int main(int argc, char **argv) {
     bool same = !rc && memcmp(r1.tokens, r2.tokens, (size_t)ngen * sizeof(int32_t)) == 0;
     printf("check:   last logits finite: %s; greedy decode deterministic over two runs: %s\n",
            r1.finite ? "yes" : "NO", same ? "yes" : "NO");
+    printf("kv cache: updated in place (same buffer every step): %s\n", r1.in_place ? "yes" : "no");
     rc = rc || !r1.finite || !same;
   }
   free(r1.tokens);
