@@ -39,9 +39,9 @@ static emlx_array *build_rope_trad(emlx_array *const *in) {
 }
 static emlx_array *build_swiglu(emlx_array *const *in) { return emlx_fast_swiglu(in[0], in[1]); }
 
-#define IN2(dt, a, b, s_)                                                                        \
+#define IN2(dt, a, b, s_)                                                                          \
   { .dtype = (dt), .ndim = 2, .shape = {(a), (b)}, .seed = (s_), .dist = BENCH_SYM }
-#define IN4(dt, s_)                                                                              \
+#define IN4(dt, s_)                                                                                \
   { .dtype = (dt), .ndim = 4, .shape = {1, 32, 512, 128}, .seed = (s_), .dist = BENCH_SYM }
 
 typedef struct fast_case {
@@ -151,7 +151,8 @@ static double stream_gbs(int streams, float *a, float *b, float *c) {
 static double bw_copy, bw_triad;
 
 static int measure_bandwidth(void) {
-  float *a = malloc((size_t)STREAM_N * sizeof(float)), *b = malloc((size_t)STREAM_N * sizeof(float));
+  float *a = malloc((size_t)STREAM_N * sizeof(float)),
+        *b = malloc((size_t)STREAM_N * sizeof(float));
   float *c = malloc((size_t)STREAM_N * sizeof(float));
   if (!a || !b || !c) {
     free(a), free(b), free(c);
@@ -218,7 +219,8 @@ static int case_run(const void *ctx, size_t i, const bench_options *opt) {
 }
 
 int main(int argc, char **argv) {
-  bench_input wspec = {.dtype = EMLX_FLOAT32, .ndim = 1, .shape = {RN}, .seed = 910, .dist = BENCH_U01};
+  bench_input wspec = {
+      .dtype = EMLX_FLOAT32, .ndim = 1, .shape = {RN}, .seed = 910, .dist = BENCH_U01};
   weight_f32 = bench_make_input(&wspec);
   weight_bf16 = weight_f32 ? emlx_astype(weight_f32, EMLX_BFLOAT16) : NULL;
   if (!weight_bf16 || emlx_eval(&weight_bf16, 1) != 0)

@@ -276,10 +276,10 @@ static emlx_array *forward(tmp *t, const model *m, cache *c, const int32_t *toke
     emlx_array *k = K(t, emlx_reshape(K(t, emlx_matmul(h, L->wk)), ks, 4));
     emlx_array *v = K(t, emlx_reshape(K(t, emlx_matmul(h, L->wv)), ks, 4));
     /* {1, H, T, HEAD}: rope turns axis -2 (T) by pos + t */
-    emlx_array *qt = K(t, emlx_fast_rope(K(t, emlx_transpose(q, tr, 4)), HEAD, false, ROPE_BASE,
-                                         1.0f, pos));
-    emlx_array *kt = K(t, emlx_fast_rope(K(t, emlx_transpose(k, tr, 4)), HEAD, false, ROPE_BASE,
-                                         1.0f, pos));
+    emlx_array *qt =
+        K(t, emlx_fast_rope(K(t, emlx_transpose(q, tr, 4)), HEAD, false, ROPE_BASE, 1.0f, pos));
+    emlx_array *kt =
+        K(t, emlx_fast_rope(K(t, emlx_transpose(k, tr, 4)), HEAD, false, ROPE_BASE, 1.0f, pos));
     emlx_array *vt = K(t, emlx_transpose(v, tr, 4));
     emlx_array *a = attend(t, qt, kt, vt, &c->k[l], &c->v[l], pos, T);
     emlx_array *a2 = K(t, emlx_reshape(K(t, emlx_transpose(a, tr, 4)), xs, 3));
@@ -373,7 +373,8 @@ static int run(const model *m, int64_t nprompt, int64_t ngen, bool progress, run
     if (progress) {
       double el = now_s() - t0;
       fprintf(stderr, "\rdecode %lld/%lld tokens  %.1f tokens/s  %.1f ms/token   ",
-              (long long)(i + 1), (long long)ngen, (double)(i + 1) / el, el * 1e3 / (double)(i + 1));
+              (long long)(i + 1), (long long)ngen, (double)(i + 1) / el,
+              el * 1e3 / (double)(i + 1));
     }
   }
   r->decode_s = now_s() - t0;
@@ -431,9 +432,8 @@ int main(int argc, char **argv) {
            (double)nprompt / r1.prefill_s);
     printf("decode:  %lld tokens in %.3f s: %.2f tokens/s, %.1f ms/token\n", (long long)ngen,
            r1.decode_s, (double)ngen / r1.decode_s, r1.decode_s * 1e3 / (double)ngen);
-    printf("memory:  peak %.2f GB, active %.2f GB, cache %.2f GB\n",
-           (double)mem.peak_memory / 1e9, (double)mem.active_memory / 1e9,
-           (double)mem.cache_memory / 1e9);
+    printf("memory:  peak %.2f GB, active %.2f GB, cache %.2f GB\n", (double)mem.peak_memory / 1e9,
+           (double)mem.active_memory / 1e9, (double)mem.cache_memory / 1e9);
     printf("tokens:");
     for (int64_t i = 0; i < ngen && i < 16; i++)
       printf(" %d", r1.tokens[i]);

@@ -68,11 +68,10 @@ EMLX_API emlx_array *emlx_fast_rope(emlx_array *x, int dims, bool traditional, f
                                     float scale, int64_t offset);
 EMLX_API emlx_array *emlx_fast_rope_ids(emlx_array *x, int dims, bool traditional, float base,
                                         float scale, emlx_array *offsets);
-EMLX_API emlx_array *emlx_fast_rope_positions(emlx_array *x, int dims, bool traditional,
-                                              float base, float scale, emlx_array *positions);
+EMLX_API emlx_array *emlx_fast_rope_positions(emlx_array *x, int dims, bool traditional, float base,
+                                              float scale, emlx_array *positions);
 EMLX_API emlx_array *emlx_fast_rope_with_freqs(emlx_array *x, int dims, bool traditional,
-                                               float scale, emlx_array *offsets,
-                                               emlx_array *freqs);
+                                               float scale, emlx_array *offsets, emlx_array *freqs);
 
 EMLX_API emlx_array *emlx_fast_swiglu(emlx_array *gate, emlx_array *up);
 

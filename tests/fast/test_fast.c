@@ -150,7 +150,8 @@ static void test_norms(void) {
     const int perm[2] = {1, 0};
     emlx_array *x0 = rand_array(&r, d, shape, 2, -3.0, 3.0, NULL);
     emlx_array *x = emlx_transpose(x0, perm, 2); /* {9, 41}, not contiguous */
-    emlx_array *y1 = emlx_fast_rms_norm(x, NULL, 1e-6f), *r1 = ref_norm(x, NULL, NULL, 1e-6f, false);
+    emlx_array *y1 = emlx_fast_rms_norm(x, NULL, 1e-6f),
+               *r1 = ref_norm(x, NULL, NULL, 1e-6f, false);
     emlx_array *y2 = emlx_fast_layer_norm(x, NULL, NULL, 1e-6f);
     emlx_array *r2 = ref_norm(x, NULL, NULL, 1e-6f, true);
     double *g1 = tu_read(y1), *v1 = read_f64(r1), *g2 = tu_read(y2), *v2 = read_f64(r2);
@@ -179,9 +180,12 @@ static void test_norms(void) {
   /* empty: zero rows, and rows of zero length */
   {
     int64_t s0[2] = {0, 8}, s1[2] = {3, 0}, v0[1] = {8}, v1[1] = {0};
-    emlx_array *x0 = emlx_zeros(s0, 2, EMLX_FLOAT32, EMLX_CPU), *w0 = emlx_ones(v0, 1, EMLX_FLOAT32, EMLX_CPU);
-    emlx_array *x1 = emlx_zeros(s1, 2, EMLX_FLOAT32, EMLX_CPU), *w1 = emlx_ones(v1, 1, EMLX_FLOAT32, EMLX_CPU);
-    emlx_array *y0 = emlx_fast_rms_norm(x0, w0, 1e-5f), *y1 = emlx_fast_layer_norm(x1, w1, w1, 1e-5f);
+    emlx_array *x0 = emlx_zeros(s0, 2, EMLX_FLOAT32, EMLX_CPU),
+               *w0 = emlx_ones(v0, 1, EMLX_FLOAT32, EMLX_CPU);
+    emlx_array *x1 = emlx_zeros(s1, 2, EMLX_FLOAT32, EMLX_CPU),
+               *w1 = emlx_ones(v1, 1, EMLX_FLOAT32, EMLX_CPU);
+    emlx_array *y0 = emlx_fast_rms_norm(x0, w0, 1e-5f),
+               *y1 = emlx_fast_layer_norm(x1, w1, w1, 1e-5f);
     emlx_array *const ev[2] = {y0, y1};
     CHECK(y0 && y1 && emlx_eval(ev, 2) == 0 && emlx_size(y0) == 0 && emlx_size(y1) == 0);
     rel(x0, w0, x1, w1, y0, y1, NULL);
@@ -280,7 +284,8 @@ static double pos_positions(const void *ctx, int64_t b, int64_t t) {
   return (double)pt->p[b * pt->T + t];
 }
 
-static void check_rope(const char *what, emlx_dtype d, emlx_array *y, const double *ref, int64_t n) {
+static void check_rope(const char *what, emlx_dtype d, emlx_array *y, const double *ref,
+                       int64_t n) {
   CHECK_MSG(y != NULL, "%s builds (%s)", what, emlx_last_error());
   double *g = y ? tu_read(y) : NULL;
   if (g) {
@@ -302,7 +307,8 @@ static void test_rope(void) {
       for (int si = 0; si < 3; si++) {
         double *xv;
         emlx_array *x = rand_array(&r, d, shapes[si], nds[si], -1.0, 1.0, &xv);
-        rope_ref p = {.dims = dimss[si], .trad = trad, .base = 10000.0f, .scale = si == 1 ? 0.25f : 1.0f};
+        rope_ref p = {
+            .dims = dimss[si], .trad = trad, .base = 10000.0f, .scale = si == 1 ? 0.25f : 1.0f};
         int64_t off = si == 1 ? 4000 : 3, n = tu_numel(shapes[si], nds[si]);
         emlx_array *y = emlx_fast_rope(x, p.dims, trad, p.base, p.scale, off);
         double *ref = ref_rope(&p, xv, shapes[si], nds[si], nds[si] - 2, pos_scalar, &off);
@@ -377,7 +383,7 @@ static void test_rope_layouts(void) {
   int64_t z[1] = {0}, s1[1] = {1};
   emlx_array *off = emlx_from_blob(z, EMLX_INT64, s1, 1, EMLX_CPU);
   const int perm[4] = {0, 2, 1, 3};
-  emlx_array *xt = emlx_transpose(x, perm, 4);                         /* {1, H, T, D} */
+  emlx_array *xt = emlx_transpose(x, perm, 4);                           /* {1, H, T, D} */
   emlx_array *a = emlx_fast_rope_ids(x, 16, false, 10000.0f, 1.0f, off); /* {1, T, H, D} */
   emlx_array *bt = emlx_fast_rope(xt, 16, false, 10000.0f, 1.0f, 0);     /* {1, H, T, D} */
   emlx_array *b = emlx_transpose(bt, perm, 4);
@@ -447,7 +453,7 @@ static void test_errors(void) {
   CHECK_NULL_ERR(emlx_fast_rope_ids(x, 8, false, 1e4f, 1.0f, off3)); /* B is 2 */
   CHECK_NULL_ERR(emlx_fast_rope_ids(x, 8, false, 1e4f, 1.0f, offf)); /* float offsets */
   CHECK_NULL_ERR(emlx_fast_rope_ids(x, 8, false, 1e4f, 1.0f, NULL));
-  CHECK_NULL_ERR(emlx_fast_rope_ids(x, 8, false, 1e4f, 1.0f, x2)); /* rank 2 */
+  CHECK_NULL_ERR(emlx_fast_rope_ids(x, 8, false, 1e4f, 1.0f, x2));         /* rank 2 */
   CHECK_NULL_ERR(emlx_fast_rope_positions(x, 8, false, 1e4f, 1.0f, off3)); /* rank 1 */
   emlx_array *p24 = emlx_zeros(s2, 2, EMLX_INT32, EMLX_CPU);               /* {2, 4}: B, T */
   int64_t s25[2] = {2, 5};
@@ -465,9 +471,9 @@ static void test_errors(void) {
   CHECK_NULL_ERR(emlx_fast_rope_with_freqs(x, 8, false, 1.0f, off2, NULL));
   CHECK_NULL_ERR(emlx_fast_rope_with_freqs(x, 8, false, 1.0f, e0, w));
   /* swiglu */
-  CHECK_NULL_ERR(emlx_fast_swiglu(x, xh));   /* dtypes */
-  CHECK_NULL_ERR(emlx_fast_swiglu(x, x2));   /* shapes */
-  CHECK_NULL_ERR(emlx_fast_swiglu(xi, xi));  /* integers */
+  CHECK_NULL_ERR(emlx_fast_swiglu(x, xh));  /* dtypes */
+  CHECK_NULL_ERR(emlx_fast_swiglu(x, x2));  /* shapes */
+  CHECK_NULL_ERR(emlx_fast_swiglu(xi, xi)); /* integers */
   CHECK_NULL_ERR(emlx_fast_swiglu(x, NULL));
   rel(x, xh, xi, xd, w, w7, w2, wi, sc, x2, e0, off3, offf, p24, p25, f3, f4i, off2, NULL);
 }

@@ -57,9 +57,15 @@ static void run_case(const fg_case *c) {
   }
   emlx_array *y = NULL;
   switch (c->op) {
-  case FG_RMS: y = emlx_fast_rms_norm(x, w, c->eps); break;
-  case FG_LN: y = emlx_fast_layer_norm(x, w, b, c->eps); break;
-  case FG_LN_NOBIAS: y = emlx_fast_layer_norm_no_bias(x, w, c->eps); break;
+  case FG_RMS:
+    y = emlx_fast_rms_norm(x, w, c->eps);
+    break;
+  case FG_LN:
+    y = emlx_fast_layer_norm(x, w, b, c->eps);
+    break;
+  case FG_LN_NOBIAS:
+    y = emlx_fast_layer_norm_no_bias(x, w, c->eps);
+    break;
   case FG_ROPE:
     y = emlx_fast_rope(x, c->dims, c->traditional, c->base, c->scale, c->offset);
     break;
@@ -72,7 +78,9 @@ static void run_case(const fg_case *c) {
   case FG_ROPE_FREQS:
     y = emlx_fast_rope_with_freqs(x, c->dims, c->traditional, c->scale, ints, fr);
     break;
-  default: y = emlx_fast_swiglu(x, u); break;
+  default:
+    y = emlx_fast_swiglu(x, u);
+    break;
   }
   CHECK_MSG(y != NULL, "%s: built (%s)", c->name, emlx_last_error());
   double *got = y ? tu_read(y) : NULL;

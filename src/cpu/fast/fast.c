@@ -132,7 +132,7 @@ static float *fast_vec_f32(const emlx_array *a) {
   float *v = malloc((size_t)(a->size > 0 ? a->size : 1) * sizeof(float));
   if (v && a->size > 0)
     emlx_cpu_isa_get()->cast->cast[a->dtype][EMLX_FLOAT32](emlx__data(a), a->strides[0], v,
-                                                             a->size);
+                                                           a->size);
   return v;
 }
 
@@ -214,13 +214,13 @@ typedef struct rope_job {
   fast_rows x;
   fast_out y;
   int64_t D, half;
-  int64_t T, inner_t;  /* rows per step of t (the axes after T, D excluded) */
-  int64_t inner_b;     /* rows per step of b */
-  bool per_batch;      /* the table has B * T rows */
-  const int64_t *pos;  /* offsets ({B} or one) or positions ({B, T}) as int64 */
-  int64_t npos;        /* elements of pos */
-  const float *inv;    /* inverse frequencies, half */
-  float *cs;           /* per table row: half cosines, then half sines */
+  int64_t T, inner_t; /* rows per step of t (the axes after T, D excluded) */
+  int64_t inner_b;    /* rows per step of b */
+  bool per_batch;     /* the table has B * T rows */
+  const int64_t *pos; /* offsets ({B} or one) or positions ({B, T}) as int64 */
+  int64_t npos;       /* elements of pos */
+  const float *inv;   /* inverse frequencies, half */
+  float *cs;          /* per table row: half cosines, then half sines */
   atomic_int failed;
 } rope_job;
 

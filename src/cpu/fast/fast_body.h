@@ -113,21 +113,21 @@ static void rope_inter(const float *x, int64_t half, const float *c, const float
 #define FB_EXP_NEG(gv, out)                                                                        \
   do {                                                                                             \
     fb_v16f x_ = -(gv);                                                                            \
-    const fb_v16f sh_ = (fb_v16f){0} + 12582912.0f; /* 1.5 * 2^23: rounds to integer */           \
-    fb_v16f t_ = x_ * 1.44269504f + sh_;                                                          \
-    fb_v16f n_ = t_ - sh_;                                                                        \
-    fb_v16f r_ = x_ - n_ * 0.693359375f - n_ * -2.12194440e-4f;                                   \
-    fb_v16f p_ = r_ * 1.9875691500e-4f + 1.3981999507e-3f;                                        \
-    p_ = p_ * r_ + 8.3334519073e-3f;                                                              \
-    p_ = p_ * r_ + 4.1665795894e-2f;                                                              \
-    p_ = p_ * r_ + 1.6666665459e-1f;                                                              \
-    p_ = p_ * r_ + 5.0000001201e-1f;                                                              \
-    p_ = p_ * (r_ * r_) + r_ + 1.0f;                                                              \
-    fb_v16u e_ = ((fb_v16u)t_ - 0x4B400000u + 127u) << 23;                                        \
-    fb_v16u ex_ = (fb_v16u)(p_ * (fb_v16f)e_);                                                    \
-    fb_v16u hi_ = (fb_v16u)(x_ > 88.3f), lo_ = (fb_v16u)(x_ < -87.3f);                            \
-    fb_v16u inf_ = (fb_v16u){0} + 0x7F800000u;                                                    \
-    (out) = (fb_v16f)(((ex_ & ~hi_) | (inf_ & hi_)) & ~lo_);                                      \
+    const fb_v16f sh_ = (fb_v16f){0} + 12582912.0f; /* 1.5 * 2^23: rounds to integer */            \
+    fb_v16f t_ = x_ * 1.44269504f + sh_;                                                           \
+    fb_v16f n_ = t_ - sh_;                                                                         \
+    fb_v16f r_ = x_ - n_ * 0.693359375f - n_ * -2.12194440e-4f;                                    \
+    fb_v16f p_ = r_ * 1.9875691500e-4f + 1.3981999507e-3f;                                         \
+    p_ = p_ * r_ + 8.3334519073e-3f;                                                               \
+    p_ = p_ * r_ + 4.1665795894e-2f;                                                               \
+    p_ = p_ * r_ + 1.6666665459e-1f;                                                               \
+    p_ = p_ * r_ + 5.0000001201e-1f;                                                               \
+    p_ = p_ * (r_ * r_) + r_ + 1.0f;                                                               \
+    fb_v16u e_ = ((fb_v16u)t_ - 0x4B400000u + 127u) << 23;                                         \
+    fb_v16u ex_ = (fb_v16u)(p_ * (fb_v16f)e_);                                                     \
+    fb_v16u hi_ = (fb_v16u)(x_ > 88.3f), lo_ = (fb_v16u)(x_ < -87.3f);                             \
+    fb_v16u inf_ = (fb_v16u){0} + 0x7F800000u;                                                     \
+    (out) = (fb_v16f)(((ex_ & ~hi_) | (inf_ & hi_)) & ~lo_);                                       \
   } while (0)
 
 static inline void fb_swiglu16(const float *g, const float *u, float *y) {

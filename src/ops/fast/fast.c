@@ -52,7 +52,8 @@ static emlx_array *norm_node(emlx_array *x, emlx_array *w, emlx_array *b, float 
                        b ? emlx__cast(b, dt) : NULL};
   emlx_array *r = NULL;
   if (in[0] && (!w || in[1]) && (!b || in[2])) {
-    emlx_fast_norm_params p = {.op = op, .has_weight = w != NULL, .has_bias = b != NULL, .eps = eps};
+    emlx_fast_norm_params p = {
+        .op = op, .has_weight = w != NULL, .has_bias = b != NULL, .eps = eps};
     emlx_array *args[3];
     int n = 0;
     for (int i = 0; i < 3; i++)
