@@ -1,6 +1,7 @@
 # Makefile — the README's two commands and the other builds of EMLX.
 #
 #   make demo        build (Release, build/) and run the demo
+#   make demo-decode build and run the decode demo (examples/decode.c)
 #   make test        build (Release, build/) and run every test: the C suite
 #                    through CTest, then the Elixir suite (mix test)
 #   make test-asan   the C suite under ASan + UBSan (build-asan/)
@@ -30,13 +31,13 @@ SAN_BUILD := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-
              -DEMLX_BUILD_BENCH=OFF
 CTEST_RUN := $(CTEST) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-.PHONY: all build demo test test-c test-elixir test-asan test-tsan bench deps deps-python \
+.PHONY: all build demo demo-decode test test-c test-elixir test-asan test-tsan bench deps deps-python \
         format clean help
 
 all: build
 
 help:
-	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@bash scripts/deps.sh
@@ -52,6 +53,13 @@ demo: deps
 	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target emlx_demo
 	./$(BUILD_DIR)/emlx_demo
+
+# DECODE_ARGS, e.g. make demo-decode DECODE_ARGS="--prompt 256 --gen 64"
+DECODE_ARGS ?=
+demo-decode: deps
+	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target emlx_decode
+	./$(BUILD_DIR)/emlx_decode $(DECODE_ARGS)
 
 test: test-c test-elixir
 

@@ -260,6 +260,15 @@
   X(quantize, "quantize", "tiiS", 0, h_quantize)                                                   \
   X(dequantize, "dequantize", "ttoiiS", 0, h_dequantize)                                           \
   X(quantized_matmul, "quantized_matmul", "tttobiiS", 0, h_quantized_matmul)                       \
-  X(gather_qmm, "gather_qmm", "tttooobiiSb", 0, h_gather_qmm)
+  X(gather_qmm, "gather_qmm", "tttooobiiSb", 0, h_gather_qmm)                                      \
+  /* ---- fused transformer kernels (nif_fast.c) ---------------------------- */                   \
+  X(fast_rms_norm, "fast_rms_norm", "tof", 0, h_fast_rms_norm)                                     \
+  X(fast_layer_norm, "fast_layer_norm", "toof", 0, h_fast_layer_norm)                              \
+  X(fast_layer_norm_no_bias, "fast_layer_norm_no_bias", "tof", 0, h_fast_layer_norm_no_bias)       \
+  X(fast_rope, "fast_rope", "tibffi", 0, h_fast_rope)                                              \
+  X(fast_rope_ids, "fast_rope_ids", "tibfft", 0, h_fast_rope_ids)                                  \
+  X(fast_rope_positions, "fast_rope_positions", "tibfft", 0, h_fast_rope_positions)                \
+  X(fast_rope_with_freqs, "fast_rope_with_freqs", "tibftt", 0, h_fast_rope_with_freqs)             \
+  X(fast_swiglu, "fast_swiglu", "tt", 0, h_fast_swiglu)
 
 #endif

@@ -123,6 +123,10 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_DEQUANTIZE] = {"dequantize", -1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_QMM] = {"quantized_matmul", -1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_GATHER_QMM] = {"gather_qmm", -1, EMLX_CLASS_OTHER},
+    /* fused transformer kernels (params_fast.h) */
+    [EMLX_PRIM_FAST_NORM] = {"fast_norm", -1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_FAST_ROPE] = {"fast_rope", -1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_FAST_SWIGLU] = {"fast_swiglu", 2, EMLX_CLASS_OTHER},
 };
 
 _Static_assert(sizeof emlx_prim_table / sizeof emlx_prim_table[0] == EMLX_PRIM_COUNT,

@@ -161,6 +161,10 @@ typedef enum emlx_prim {
   EMLX_PRIM_DEQUANTIZE,
   EMLX_PRIM_QMM,
   EMLX_PRIM_GATHER_QMM,
+  /* ---- fused transformer kernels (include/emlx/fast.h; params_fast.h) ---- */
+  EMLX_PRIM_FAST_NORM,   /* rms_norm, layer_norm over the last axis */
+  EMLX_PRIM_FAST_ROPE,   /* rotary position embedding */
+  EMLX_PRIM_FAST_SWIGLU, /* silu(gate) * up */
 
   EMLX_PRIM_COUNT
 } emlx_prim;

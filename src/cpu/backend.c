@@ -18,6 +18,7 @@
 #include "elementwise/bits.h"
 #include "elementwise/kernels.h"
 #include "elementwise/kernels_fused.h"
+#include "fast/kernels.h"
 #include "fft/kernels.h"
 #include "indexing/kernels.h"
 #include "indexing/views.h"
@@ -53,6 +54,7 @@ const emlx_backend emlx_cpu_backend = {
          EMLX_CPU_ELEMENTWISE_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
              EMLX_CPU_WINDOW_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
                  EMLX_CPU_FFT_KERNELS EMLX_CPU_BITS_KERNELS EMLX_CPU_QUANTIZE_KERNELS
+                     EMLX_CPU_FAST_KERNELS
          /* control flow: kernels that run programs (src/core/control_flow.c) */
          [EMLX_PRIM_WHILE] = emlx__kernel_while,
          [EMLX_PRIM_COND] = emlx__kernel_cond},
