@@ -17,5 +17,6 @@
 #include "emlx/compile.h"
 #include "emlx/bits.h"
 #include "emlx/nx_types.h"
+#include "emlx/fast_attention.h"
 
 #endif

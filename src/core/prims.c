@@ -115,6 +115,9 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_POPULATION_COUNT] = {"population_count", 1, EMLX_CLASS_UNARY},
     [EMLX_PRIM_ROW_REDUCE] = {"row_reduce", 1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_ROW_SOFTMAX] = {"row_softmax", 1, EMLX_CLASS_OTHER},
+    /* attention family */
+    [EMLX_PRIM_SDPA] = {"fast_sdpa", -1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_KV_ATTENTION] = {"kv_cache_attention", -1, EMLX_CLASS_OTHER},
 };
 
 _Static_assert(sizeof emlx_prim_table / sizeof emlx_prim_table[0] == EMLX_PRIM_COUNT,

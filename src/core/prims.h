@@ -150,6 +150,10 @@ typedef enum emlx_prim {
   EMLX_PRIM_ROW_REDUCE,  /* mean, var, std, logsumexp over trailing axes */
   EMLX_PRIM_ROW_SOFTMAX, /* softmax, log_softmax over trailing axes */
 
+  /* ---- attention family (include/emlx/fast_attention.h; params_attention.h) ---- */
+  EMLX_PRIM_SDPA,         /* fused scaled dot-product attention */
+  EMLX_PRIM_KV_ATTENTION, /* KV-cache update + attention: three outputs */
+
   EMLX_PRIM_COUNT
 } emlx_prim;
 
