@@ -249,6 +249,17 @@
   X(count_leading_zeros, "count_leading_zeros", "t", 0, h_count_leading_zeros)                     \
   X(population_count, "population_count", "t", 0, h_population_count)                              \
   X(from_nx_blob, "from_nx_blob", "BsSyd", 0, h_from_nx_blob)                                      \
-  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)
+  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)                                               \
+  /* ---- attention (nif_attention.c) -------------------------------------- */                   \
+  X(fast_sdpa, "fast_sdpa", "tttfo", 0, h_fast_sdpa)                                               \
+  X(fast_sdpa_causal, "fast_sdpa_causal", "tttfo", 0, h_fast_sdpa_causal)                          \
+  X(fast_sdpa_masked, "fast_sdpa_masked", "tttfto", 0, h_fast_sdpa_masked)                         \
+  X(fast_sdpa_causal_key_masked, "fast_sdpa_causal_key_masked", "tttfto", 0,                       \
+    h_fast_sdpa_causal_key_masked)                                                                 \
+  X(kv_cache_attention, "kv_cache_attention", "tttttuf", 0, h_kv_cache_attention)                  \
+  X(kv_cache_attention_masked, "kv_cache_attention_masked", "tttttuft", 0,                         \
+    h_kv_cache_attention_masked)                                                                   \
+  X(kv_cache_sdpa_update, "kv_cache_sdpa_update", "tttttuf", 0, h_kv_cache_sdpa_update)            \
+  X(causal_kv_attention, "causal_kv_attention", "tttttufo", 0, h_causal_kv_attention)
 
 #endif
