@@ -15,7 +15,26 @@ typedef struct tcase {
   bool key_mask, sinks;
   bool dead_rows;        /* make some rows fully masked */
   bool strided_q;        /* q as a transposed view of {B, Tq, Nq, D} */
+  bool strided_kv;       /* k, v as transposed views of {B, Nkv, D, Tkv} (element stride Tkv) */
 } tcase;
+
+/* A {B, N, T, D} array of the row-major values v, stored {B, N, D, T} and
+ * viewed through a transpose of the last two axes. */
+static emlx_array *make_dt(emlx_dtype dt, const int64_t *shape, const double *v) {
+  int64_t B = shape[0], N = shape[1], T = shape[2], D = shape[3];
+  double *t = malloc((size_t)(B * N * T * D > 0 ? B * N * T * D : 1) * sizeof(double));
+  for (int64_t bn = 0; bn < B * N; bn++)
+    for (int64_t i = 0; i < T; i++)
+      for (int64_t d = 0; d < D; d++)
+        t[(bn * D + d) * T + i] = v[(bn * T + i) * D + d];
+  int64_t ts[4] = {B, N, D, T};
+  emlx_array *a = tu_make(dt, ts, 4, t);
+  const int perm[4] = {0, 1, 3, 2};
+  emlx_array *r = emlx_transpose(a, perm, 4);
+  emlx_release(a);
+  free(t);
+  return r;
+}
 
 static double *rand_vals(tu_rng *r, int64_t n, emlx_dtype dt, double lo, double hi) {
   double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
@@ -52,7 +71,8 @@ static void run_case(const tcase *c, uint64_t seed) {
   } else {
     qa = tu_make(c->dt, qshape, 4, q);
   }
-  emlx_array *ka = tu_make(c->dt, kshape, 4, k), *va = tu_make(c->dt, vshape, 4, v);
+  emlx_array *ka = c->strided_kv ? make_dt(c->dt, kshape, k) : tu_make(c->dt, kshape, 4, k),
+             *va = c->strided_kv ? make_dt(c->dt, vshape, v) : tu_make(c->dt, vshape, 4, v);
   emlx_array *ma = NULL, *kma = NULL, *sa = NULL;
   double *full = NULL, *km = NULL, *sk = NULL;
   if (c->mask_kind) {
@@ -119,29 +139,31 @@ static void test_values(void) {
   for (int t = 0; t < 3; t++) {
     emlx_dtype dt = dts[t];
     tcase cases[] = {
-        {"plain g1", dt, 1, 3, 3, 4, 9, 16, 16, 0, 0, 0, false, false, false, false},
-        {"plain g4 odd D", dt, 2, 8, 2, 3, 37, 13, 13, 0, 0, 0, false, false, false, false},
-        {"Dv != D", dt, 1, 4, 2, 2, 21, 24, 40, 0, 0, 0, false, false, false, false},
-        {"decode g8 split", dt, 1, 8, 1, 1, 1100, 64, 64, 0, 0, 0, false, false, false, false},
-        {"decode g4 split causal", dt, 1, 8, 2, 1, 700, 128, 128, 1, 0, 0, false, false, false, false},
-        {"decode 2 rows split sinks", dt, 1, 4, 1, 2, 900, 32, 32, 1, 0, 0, false, true, false, false},
-        {"prefill causal g4", dt, 1, 8, 2, 70, 70, 64, 64, 1, 0, 0, false, false, false, false},
-        {"prefill causal g1 odd", dt, 2, 2, 2, 67, 67, 20, 20, 1, 0, 0, false, false, false, false},
-        {"causal Tq < Tkv", dt, 1, 4, 1, 5, 19, 16, 16, 1, 0, 0, false, false, false, false},
-        {"causal Tq > Tkv (dead rows)", dt, 1, 4, 1, 9, 5, 16, 16, 1, 0, 0, false, false, false, false},
-        {"causal Tq > Tkv sinks", dt, 1, 4, 2, 9, 5, 16, 16, 1, 0, 0, false, true, false, false},
-        {"bool mask 2-D dead row", dt, 2, 4, 1, 4, 30, 16, 16, 0, 1, 2, false, false, true, false},
-        {"bool mask 4-D prefill", dt, 2, 8, 1, 20, 45, 32, 32, 0, 1, 4, false, false, true, false},
-        {"additive 4-D -inf row", dt, 2, 4, 2, 3, 70, 16, 16, 0, 2, 4, false, false, true, false},
-        {"additive 2-D sinks", dt, 1, 8, 8, 6, 33, 16, 16, 0, 2, 2, false, true, false, false},
-        {"causal key mask", dt, 2, 8, 2, 6, 50, 32, 32, 1, 0, 0, true, false, false, false},
-        {"causal key mask dead batch", dt, 2, 4, 1, 3, 12, 16, 16, 1, 0, 0, true, false, true, false},
-        {"key mask dead batch sinks", dt, 2, 4, 1, 3, 12, 16, 16, 1, 0, 0, true, true, true, false},
-        {"strided q", dt, 2, 8, 2, 5, 40, 32, 32, 1, 0, 0, false, false, false, true},
-        {"strided q prefill", dt, 1, 4, 1, 33, 33, 64, 64, 1, 0, 0, false, false, false, true},
-        {"T_kv = 0", dt, 1, 2, 1, 3, 0, 16, 16, 0, 0, 0, false, false, false, false},
-        {"T_q = 0", dt, 1, 2, 1, 0, 5, 16, 16, 1, 0, 0, false, false, false, false},
-        {"Nq = 128 > RMAX", dt, 1, 128, 1, 1, 300, 16, 16, 0, 0, 0, false, false, false, false},
+        {"plain g1", dt, 1, 3, 3, 4, 9, 16, 16, 0, 0, 0, false, false, false, false, false},
+        {"plain g4 odd D", dt, 2, 8, 2, 3, 37, 13, 13, 0, 0, 0, false, false, false, false, false},
+        {"Dv != D", dt, 1, 4, 2, 2, 21, 24, 40, 0, 0, 0, false, false, false, false, false},
+        {"decode g8 split", dt, 1, 8, 1, 1, 1100, 64, 64, 0, 0, 0, false, false, false, false, false},
+        {"decode g4 split causal", dt, 1, 8, 2, 1, 700, 128, 128, 1, 0, 0, false, false, false, false, false},
+        {"decode 2 rows split sinks", dt, 1, 4, 1, 2, 900, 32, 32, 1, 0, 0, false, true, false, false, false},
+        {"prefill causal g4", dt, 1, 8, 2, 70, 70, 64, 64, 1, 0, 0, false, false, false, false, false},
+        {"prefill causal g1 odd", dt, 2, 2, 2, 67, 67, 20, 20, 1, 0, 0, false, false, false, false, false},
+        {"causal Tq < Tkv", dt, 1, 4, 1, 5, 19, 16, 16, 1, 0, 0, false, false, false, false, false},
+        {"causal Tq > Tkv (dead rows)", dt, 1, 4, 1, 9, 5, 16, 16, 1, 0, 0, false, false, false, false, false},
+        {"causal Tq > Tkv sinks", dt, 1, 4, 2, 9, 5, 16, 16, 1, 0, 0, false, true, false, false, false},
+        {"bool mask 2-D dead row", dt, 2, 4, 1, 4, 30, 16, 16, 0, 1, 2, false, false, true, false, false},
+        {"bool mask 4-D prefill", dt, 2, 8, 1, 20, 45, 32, 32, 0, 1, 4, false, false, true, false, false},
+        {"additive 4-D -inf row", dt, 2, 4, 2, 3, 70, 16, 16, 0, 2, 4, false, false, true, false, false},
+        {"additive 2-D sinks", dt, 1, 8, 8, 6, 33, 16, 16, 0, 2, 2, false, true, false, false, false},
+        {"causal key mask", dt, 2, 8, 2, 6, 50, 32, 32, 1, 0, 0, true, false, false, false, false},
+        {"causal key mask dead batch", dt, 2, 4, 1, 3, 12, 16, 16, 1, 0, 0, true, false, true, false, false},
+        {"key mask dead batch sinks", dt, 2, 4, 1, 3, 12, 16, 16, 1, 0, 0, true, true, true, false, false},
+        {"strided q", dt, 2, 8, 2, 5, 40, 32, 32, 1, 0, 0, false, false, false, true, false},
+        {"strided q prefill", dt, 1, 4, 1, 33, 33, 64, 64, 1, 0, 0, false, false, false, true, false},
+        {"strided k, v decode", dt, 1, 8, 2, 1, 300, 32, 32, 0, 0, 0, false, false, false, false, true},
+        {"strided k, v prefill", dt, 1, 4, 2, 20, 40, 32, 32, 1, 0, 0, false, false, false, false, true},
+        {"T_kv = 0", dt, 1, 2, 1, 3, 0, 16, 16, 0, 0, 0, false, false, false, false, false},
+        {"T_q = 0", dt, 1, 2, 1, 0, 5, 16, 16, 1, 0, 0, false, false, false, false, false},
+        {"Nq = 128 > RMAX", dt, 1, 128, 1, 1, 300, 16, 16, 0, 0, 0, false, false, false, false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
       run_case(&cases[i], 1000 + i * 7 + (uint64_t)t);

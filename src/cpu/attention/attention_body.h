@@ -64,15 +64,25 @@ static void att_rows(const char *src, emlx_dtype dt, int64_t rs, int64_t ds, int
 
 /* ---- S = Q K^T ------------------------------------------------------------ */
 
-/* RB rows of Q (ld ldq) against nk keys (rows of K, ld ldk), dl a multiple
- * of AV_W. */
-ATT_ALWAYS_INLINE void qk_dot_rows(const int RB, const float *Q, int64_t ldq, const float *K,
-                                   int64_t ldk, int64_t nk, int64_t dl, float *S, int64_t lds) {
+/* AV_W values of a K/V row: f32, or bf16 widened in registers (BF). */
+ATT_ALWAYS_INLINE av_f att_load_row(const int BF, const void *row, int64_t d) {
+  return BF ? av_load_bf16((const uint16_t *)row + d) : av_load((const float *)row + d);
+}
+static inline const void *att_row(const int BF, const void *base, int64_t j, int64_t ld) {
+  return BF ? (const void *)((const uint16_t *)base + j * ld)
+            : (const void *)((const float *)base + j * ld);
+}
+
+/* RB rows of Q (ld ldq) against nk keys (rows of K, ld ldk; f32, or bf16
+ * when BF), dl a multiple of AV_W. */
+ATT_ALWAYS_INLINE void qk_dot_rows(const int RB, const int BF, const float *Q, int64_t ldq,
+                                   const void *K, int64_t ldk, int64_t nk, int64_t dl, float *S,
+                                   int64_t lds) {
   for (int64_t j = 0; j < nk; j++) {
-    const float *kj = K + j * ldk;
+    const void *kj = att_row(BF, K, j, ldk);
     av_f a[4] = {av_zero(), av_zero(), av_zero(), av_zero()};
     for (int64_t d = 0; d < dl; d += AV_W) {
-      av_f kv = av_load(kj + d);
+      av_f kv = att_load_row(BF, kj, d);
       for (int x = 0; x < RB; x++)
         a[x] = av_fma(av_load(Q + x * ldq + d), kv, a[x]);
     }
@@ -81,13 +91,20 @@ ATT_ALWAYS_INLINE void qk_dot_rows(const int RB, const float *Q, int64_t ldq, co
   }
 }
 
-static void qk_dot(const float *Q, int64_t R, int64_t ldq, const float *K, int64_t ldk, int64_t nk,
-                   int64_t dl, float *S, int64_t lds) {
+static void qk_dot(const int BF, const float *Q, int64_t R, int64_t ldq, const void *K,
+                   int64_t ldk, int64_t nk, int64_t dl, float *S, int64_t lds) {
   int64_t r = 0;
+  if (BF) {
+    for (; r + 4 <= R; r += 4)
+      qk_dot_rows(4, 1, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
+    for (; r < R; r++)
+      qk_dot_rows(1, 1, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
+    return;
+  }
   for (; r + 4 <= R; r += 4)
-    qk_dot_rows(4, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
+    qk_dot_rows(4, 0, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
   for (; r < R; r++)
-    qk_dot_rows(1, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
+    qk_dot_rows(1, 0, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
 }
 
 /* RB rows x NV vectors of S from KT (D rows of ldkt). */
@@ -126,16 +143,18 @@ static void qk_kt(const float *Q, int64_t R, int64_t ldq, const float *KT, int64
 
 /* ---- acc += P V ----------------------------------------------------------- */
 
-ATT_ALWAYS_INLINE void pv_tile(const int RB, const int NV, const float *P, int64_t ldp,
-                               int64_t nk, const float *V, int64_t ldv, float *O, int64_t ldo) {
+ATT_ALWAYS_INLINE void pv_tile(const int RB, const int NV, const int BF, const float *P,
+                               int64_t ldp, int64_t nk, const void *V, int64_t c, int64_t ldv,
+                               float *O, int64_t ldo) {
   av_f acc[4][AV_NV];
   for (int x = 0; x < RB; x++)
     for (int v = 0; v < NV; v++)
       acc[x][v] = av_load(O + x * ldo + v * AV_W);
   for (int64_t j = 0; j < nk; j++) {
     av_f vv[AV_NV];
+    const void *vj = att_row(BF, V, j, ldv);
     for (int v = 0; v < NV; v++)
-      vv[v] = av_load(V + j * ldv + v * AV_W);
+      vv[v] = att_load_row(BF, vj, c + v * AV_W);
     for (int x = 0; x < RB; x++) {
       av_f pb = av_set1(P[x * ldp + j]);
       for (int v = 0; v < NV; v++)
@@ -147,23 +166,32 @@ ATT_ALWAYS_INLINE void pv_tile(const int RB, const int NV, const float *P, int64
       av_store(O + x * ldo + v * AV_W, acc[x][v]);
 }
 
-static void pv(const float *P, int64_t R, int64_t ldp, int64_t nk, const float *V, int64_t ldv,
-               int64_t dvl, float *O, int64_t ldo) {
+ATT_ALWAYS_INLINE void pv_bf(const int BF, const float *P, int64_t R, int64_t ldp, int64_t nk,
+                             const void *V, int64_t ldv, int64_t dvl, float *O, int64_t ldo) {
   int64_t c = 0;
   for (; c + AV_NV * AV_W <= dvl; c += AV_NV * AV_W) {
     int64_t r = 0;
     for (; r + 4 <= R; r += 4)
-      pv_tile(4, AV_NV, P + r * ldp, ldp, nk, V + c, ldv, O + r * ldo + c, ldo);
+      pv_tile(4, AV_NV, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo);
     for (; r < R; r++)
-      pv_tile(1, AV_NV, P + r * ldp, ldp, nk, V + c, ldv, O + r * ldo + c, ldo);
+      pv_tile(1, AV_NV, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo);
   }
   for (; c < dvl; c += AV_W) {
     int64_t r = 0;
     for (; r + 4 <= R; r += 4)
-      pv_tile(4, 1, P + r * ldp, ldp, nk, V + c, ldv, O + r * ldo + c, ldo);
+      pv_tile(4, 1, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo);
     for (; r < R; r++)
-      pv_tile(1, 1, P + r * ldp, ldp, nk, V + c, ldv, O + r * ldo + c, ldo);
+      pv_tile(1, 1, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo);
   }
+}
+
+/* O[r] += sum_j P[r][j] V[j] over R rows; V rows f32, or bf16 when bf. */
+static void pv(int bf, const float *P, int64_t R, int64_t ldp, int64_t nk, const void *V,
+               int64_t ldv, int64_t dvl, float *O, int64_t ldo) {
+  if (bf)
+    pv_bf(1, P, R, ldp, nk, V, ldv, dvl, O, ldo);
+  else
+    pv_bf(0, P, R, ldp, nk, V, ldv, dvl, O, ldo);
 }
 
 /* ---- one unit --------------------------------------------------------------- */
@@ -203,9 +231,14 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
   const emlx_dtype dt = p->dtype;
   const size_t es = emlx_dtype_size(dt);
   const int64_t dl = att_roundup(D, AV_W), dvl = att_roundup(Dv, AV_W);
-  const bool kdirect = dt == EMLX_FLOAT32 && p->ks[3] == 1 && D % AV_W == 0;
-  const bool vdirect = dt == EMLX_FLOAT32 && p->vs[3] == 1 && Dv % AV_W == 0;
   const bool use_kt = R >= 8;
+  /* K/V rows read in place: f32 always; bf16 widened in registers, except
+   * K on the transposed path (converted once per tile there). */
+  const bool inplace_dt = dt == EMLX_FLOAT32 || dt == EMLX_BFLOAT16;
+  const bool kdirect = inplace_dt && p->ks[3] == 1 && D % AV_W == 0 &&
+                       (dt == EMLX_FLOAT32 || !use_kt);
+  const bool vdirect = inplace_dt && p->vs[3] == 1 && Dv % AV_W == 0;
+  const int kbf = kdirect && dt == EMLX_BFLOAT16, vbf = vdirect && dt == EMLX_BFLOAT16;
 
   size_t nfloats = (size_t)(R * Dp + BK * Dp + Dp * BK + R * BK + BK * Dvp);
   float *scratch = emlx__scratch_get(nfloats * sizeof(float));
@@ -243,10 +276,10 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
 
   for (int64_t jt = u->j0; jt < jend; jt += BK) {
     int64_t nk = jend - jt < BK ? jend - jt : BK;
-    const float *K;
+    const void *K;
     int64_t ldk;
     if (kdirect) {
-      K = (const float *)(kbase + (size_t)(jt * p->ks[2]) * es);
+      K = kbase + (size_t)(jt * p->ks[2]) * es;
       ldk = p->ks[2];
     } else {
       att_rows(kbase + (size_t)(jt * p->ks[2]) * es, dt, p->ks[2], p->ks[3], nk, D, Kbuf, Dp);
@@ -258,13 +291,13 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
       for (int64_t d = 0; d < D; d++) {
         float *row = KT + d * BK;
         for (int64_t j = 0; j < nk; j++)
-          row[j] = K[j * ldk + d];
+          row[j] = ((const float *)K)[j * ldk + d];
         for (int64_t j = nk; j < nkp; j++)
           row[j] = 0.0f;
       }
       qk_kt(Qp, R, Dp, KT, BK, nkp, D, S, BK);
     } else {
-      qk_dot(Qp, R, Dp, K, ldk, nk, dl, S, BK);
+      qk_dot(kbf, Qp, R, Dp, K, ldk, nk, dl, S, BK);
     }
 
     bool causal_tile = p->causal && jt + nk - 1 > u->i0 + p->causal_off;
@@ -300,17 +333,17 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
       }
     }
 
-    const float *V;
+    const void *V;
     int64_t ldv;
     if (vdirect) {
-      V = (const float *)(vbase + (size_t)(jt * p->vs[2]) * es);
+      V = vbase + (size_t)(jt * p->vs[2]) * es;
       ldv = p->vs[2];
     } else {
       att_rows(vbase + (size_t)(jt * p->vs[2]) * es, dt, p->vs[2], p->vs[3], nk, Dv, Vbuf, Dvp);
       V = Vbuf;
       ldv = Dvp;
     }
-    pv(S, R, BK, nk, V, ldv, dvl, acc, Dvp);
+    pv(vbf, S, R, BK, nk, V, ldv, dvl, acc, Dvp);
   }
   emlx__scratch_put(scratch);
   return 0;
