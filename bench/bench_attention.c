@@ -23,10 +23,14 @@
 
 #include "bench_harness.h"
 
-#define Q_DEC {EMLX_FLOAT32, 4, {1, 32, 1, 128}, 1, BENCH_SYM, 0, 0}
-#define KV_DEC(dt, s) {dt, 4, {1, 8, 4096, 128}, s, BENCH_SYM, 0, 0}
-#define Q_PRE(dt) {dt, 4, {1, 32, 512, 128}, 1, BENCH_SYM, 0, 0}
-#define KV_PRE(dt, s) {dt, 4, {1, 8, 512, 128}, s, BENCH_SYM, 0, 0}
+#define Q_DEC                                                                                      \
+  { EMLX_FLOAT32, 4, {1, 32, 1, 128}, 1, BENCH_SYM, 0, 0 }
+#define KV_DEC(dt, s)                                                                              \
+  { dt, 4, {1, 8, 4096, 128}, s, BENCH_SYM, 0, 0 }
+#define Q_PRE(dt)                                                                                  \
+  { dt, 4, {1, 32, 512, 128}, 1, BENCH_SYM, 0, 0 }
+#define KV_PRE(dt, s)                                                                              \
+  { dt, 4, {1, 8, 512, 128}, s, BENCH_SYM, 0, 0 }
 
 static const float kScale = 0.08838834764831845f; /* 1 / sqrt(128) */
 
@@ -47,15 +51,30 @@ static emlx_array *b_causal(emlx_array *const *in) {
  * harness keeps, so this measures the copying path; kv_decode below runs
  * the in-place loop itself. */
 static const bench_case cases[] = {
-    {"sdpa_decode_f32", "fast_sdpa(q f32 {1,32,1,128}, K/V f32 {1,8,4096,128})",
-     2.0 * 8 * 4096 * 128 * 4, 3, {Q_DEC, KV_DEC(EMLX_FLOAT32, 2), KV_DEC(EMLX_FLOAT32, 3)}, b_sdpa},
-    {"sdpa_decode_bf16", "fast_sdpa(q bf16 {1,32,1,128}, K/V bf16 {1,8,4096,128})",
-     2.0 * 8 * 4096 * 128 * 2, 3, {Q_DEC, KV_DEC(EMLX_BFLOAT16, 2), KV_DEC(EMLX_BFLOAT16, 3)},
+    {"sdpa_decode_f32",
+     "fast_sdpa(q f32 {1,32,1,128}, K/V f32 {1,8,4096,128})",
+     2.0 * 8 * 4096 * 128 * 4,
+     3,
+     {Q_DEC, KV_DEC(EMLX_FLOAT32, 2), KV_DEC(EMLX_FLOAT32, 3)},
+     b_sdpa},
+    {"sdpa_decode_bf16",
+     "fast_sdpa(q bf16 {1,32,1,128}, K/V bf16 {1,8,4096,128})",
+     2.0 * 8 * 4096 * 128 * 2,
+     3,
+     {Q_DEC, KV_DEC(EMLX_BFLOAT16, 2), KV_DEC(EMLX_BFLOAT16, 3)},
      b_sdpa_bf16q},
-    {"sdpa_prefill_f32", "fast_sdpa_causal(q f32 {1,32,512,128}, K/V f32 {1,8,512,128})", 0, 3,
-     {Q_PRE(EMLX_FLOAT32), KV_PRE(EMLX_FLOAT32, 2), KV_PRE(EMLX_FLOAT32, 3)}, b_causal},
-    {"sdpa_prefill_bf16", "fast_sdpa_causal(q bf16 {1,32,512,128}, K/V bf16 {1,8,512,128})", 0,
-     3, {Q_PRE(EMLX_BFLOAT16), KV_PRE(EMLX_BFLOAT16, 2), KV_PRE(EMLX_BFLOAT16, 3)}, b_causal},
+    {"sdpa_prefill_f32",
+     "fast_sdpa_causal(q f32 {1,32,512,128}, K/V f32 {1,8,512,128})",
+     0,
+     3,
+     {Q_PRE(EMLX_FLOAT32), KV_PRE(EMLX_FLOAT32, 2), KV_PRE(EMLX_FLOAT32, 3)},
+     b_causal},
+    {"sdpa_prefill_bf16",
+     "fast_sdpa_causal(q bf16 {1,32,512,128}, K/V bf16 {1,8,512,128})",
+     0,
+     3,
+     {Q_PRE(EMLX_BFLOAT16), KV_PRE(EMLX_BFLOAT16, 2), KV_PRE(EMLX_BFLOAT16, 3)},
+     b_causal},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -74,7 +93,8 @@ static void *stream_thread(void *arg) {
   void **a = arg;
   stream_job *j = a[0];
   int t = (int)(intptr_t)a[1];
-  size_t lo = j->n * (size_t)t / (size_t)j->nthreads, hi = j->n * (size_t)(t + 1) / (size_t)j->nthreads;
+  size_t lo = j->n * (size_t)t / (size_t)j->nthreads,
+         hi = j->n * (size_t)(t + 1) / (size_t)j->nthreads;
   uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
   for (size_t i = lo; i + 8 <= hi; i += 8) {
     s0 += j->buf[i], s1 += j->buf[i + 1], s2 += j->buf[i + 2], s3 += j->buf[i + 3];
@@ -130,7 +150,6 @@ static int run_stream(const bench_options *opt) {
   return 0;
 }
 
-
 /* ---- the in-place decode loop ------------------------------------------------ */
 
 static int run_kv_decode(const bench_options *opt) {
@@ -139,7 +158,8 @@ static int run_kv_decode(const bench_options *opt) {
   bench_input vin = {EMLX_BFLOAT16, 4, {1, 8, 4096, 128}, 3, BENCH_SYM, 0, 0};
   emlx_array *kc = bench_make_input(&kin), *vc = bench_make_input(&vin);
   (void)cs;
-  emlx_array *q = emlx_ones(qs, 4, EMLX_BFLOAT16, EMLX_CPU), *nk = emlx_ones(ns, 4, EMLX_BFLOAT16, EMLX_CPU);
+  emlx_array *q = emlx_ones(qs, 4, EMLX_BFLOAT16, EMLX_CPU),
+             *nk = emlx_ones(ns, 4, EMLX_BFLOAT16, EMLX_CPU);
   emlx_array *pre[4] = {kc, vc, q, nk};
   if (!kc || !vc || !q || !nk || emlx_eval(pre, 4) != 0)
     return -1;
@@ -226,18 +246,19 @@ static int run_decode_cold(emlx_dtype dt, const char *name) {
 
 static const char *s_name(const void *ctx, size_t i) {
   (void)ctx;
-  return i == 0             ? "stream"
-         : i <= NCASES        ? cases[i - 1].name
-         : i == NCASES + 1    ? "kv_decode_bf16"
-         : i == NCASES + 2    ? "sdpa_decode_cold_f32"
-                              : "sdpa_decode_cold_bf16";
+  return i == 0            ? "stream"
+         : i <= NCASES     ? cases[i - 1].name
+         : i == NCASES + 1 ? "kv_decode_bf16"
+         : i == NCASES + 2 ? "sdpa_decode_cold_f32"
+                           : "sdpa_decode_cold_bf16";
 }
 static const char *s_what(const void *ctx, size_t i) {
   (void)ctx;
-  return i == 0 ? "streaming read bandwidth (512 MiB, every pool thread)"
-         : i <= NCASES     ? cases[i - 1].what
-         : i == NCASES + 1 ? "kv_cache_sdpa_update in place: 1 token into a bf16 {1,8,4096,128} cache"
-                           : "sdpa decode with the caches evicted before each rep";
+  return i == 0        ? "streaming read bandwidth (512 MiB, every pool thread)"
+         : i <= NCASES ? cases[i - 1].what
+         : i == NCASES + 1
+             ? "kv_cache_sdpa_update in place: 1 token into a bf16 {1,8,4096,128} cache"
+             : "sdpa decode with the caches evicted before each rep";
 }
 static int s_run(const void *ctx, size_t i, const bench_options *opt) {
   (void)ctx;

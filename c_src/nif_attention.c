@@ -28,20 +28,20 @@ static ERL_NIF_TERM ok_triple(nif_call *c, int status, emlx_array **out) {
 
 /* fast_sdpa(q, k, v, scale, sinks | nil) */
 NIF_HANDLER(h_fast_sdpa) {
-  return nif_ok_tensor(c, emlx_fast_sdpa(a[0].array, a[1].array, a[2].array, (float)a[3].f,
-                                         a[4].array));
+  return nif_ok_tensor(
+      c, emlx_fast_sdpa(a[0].array, a[1].array, a[2].array, (float)a[3].f, a[4].array));
 }
 
 /* fast_sdpa_causal(q, k, v, scale, sinks | nil) */
 NIF_HANDLER(h_fast_sdpa_causal) {
-  return nif_ok_tensor(c, emlx_fast_sdpa_causal(a[0].array, a[1].array, a[2].array,
-                                                (float)a[3].f, a[4].array));
+  return nif_ok_tensor(
+      c, emlx_fast_sdpa_causal(a[0].array, a[1].array, a[2].array, (float)a[3].f, a[4].array));
 }
 
 /* fast_sdpa_masked(q, k, v, scale, mask, sinks | nil) */
 NIF_HANDLER(h_fast_sdpa_masked) {
-  return nif_ok_tensor(c, emlx_fast_sdpa_masked(a[0].array, a[1].array, a[2].array,
-                                                (float)a[3].f, a[4].array, a[5].array));
+  return nif_ok_tensor(c, emlx_fast_sdpa_masked(a[0].array, a[1].array, a[2].array, (float)a[3].f,
+                                                a[4].array, a[5].array));
 }
 
 /* fast_sdpa_causal_key_masked(q, k, v, scale, key_mask, sinks | nil) */
@@ -61,9 +61,9 @@ NIF_HANDLER(h_kv_cache_attention) {
 /* kv_cache_attention_masked(q, new_k, new_v, k_cache, v_cache, offset, scale, key_mask) */
 NIF_HANDLER(h_kv_cache_attention_masked) {
   emlx_array *out[3] = {NULL, NULL, NULL};
-  int rc = emlx_kv_cache_attention_masked(a[0].array, a[1].array, a[2].array, a[3].array,
-                                          a[4].array, a[5].i, (float)a[6].f, a[7].array, &out[0],
-                                          &out[1], &out[2]);
+  int rc =
+      emlx_kv_cache_attention_masked(a[0].array, a[1].array, a[2].array, a[3].array, a[4].array,
+                                     a[5].i, (float)a[6].f, a[7].array, &out[0], &out[1], &out[2]);
   return ok_triple(c, rc, out);
 }
 

@@ -55,13 +55,13 @@ EMLX_API emlx_array *emlx_fast_scaled_dot_product_attention(emlx_array *q, emlx_
 /* The spec's functions (EMLX.fast_sdpa, ...); sinks may be NULL. */
 EMLX_API emlx_array *emlx_fast_sdpa(emlx_array *q, emlx_array *k, emlx_array *v, float scale,
                                     emlx_array *sinks);
-EMLX_API emlx_array *emlx_fast_sdpa_causal(emlx_array *q, emlx_array *k, emlx_array *v,
-                                           float scale, emlx_array *sinks);
-EMLX_API emlx_array *emlx_fast_sdpa_masked(emlx_array *q, emlx_array *k, emlx_array *v,
-                                           float scale, emlx_array *mask, emlx_array *sinks);
-EMLX_API emlx_array *emlx_fast_sdpa_causal_key_masked(emlx_array *q, emlx_array *k,
-                                                      emlx_array *v, float scale,
-                                                      emlx_array *key_mask, emlx_array *sinks);
+EMLX_API emlx_array *emlx_fast_sdpa_causal(emlx_array *q, emlx_array *k, emlx_array *v, float scale,
+                                           emlx_array *sinks);
+EMLX_API emlx_array *emlx_fast_sdpa_masked(emlx_array *q, emlx_array *k, emlx_array *v, float scale,
+                                           emlx_array *mask, emlx_array *sinks);
+EMLX_API emlx_array *emlx_fast_sdpa_causal_key_masked(emlx_array *q, emlx_array *k, emlx_array *v,
+                                                      float scale, emlx_array *key_mask,
+                                                      emlx_array *sinks);
 
 /* ---- KV cache --------------------------------------------------------------
  * One fused node: writes new_k / new_v into the caches at rows

@@ -111,8 +111,9 @@ static inline bool att_check_at(const double *got, const double *ref, int64_t n,
       }
     }
   }
-  return tu_record(worst <= tol, file, line, "%s (%s): worst error %.3g at %lld (got %.8g, want %.8g), tol %.3g",
-                   what, tu_dname(d), worst, (long long)at, at >= 0 ? got[at] : 0.0,
+  return tu_record(worst <= tol, file, line,
+                   "%s (%s): worst error %.3g at %lld (got %.8g, want %.8g), tol %.3g", what,
+                   tu_dname(d), worst, (long long)at, at >= 0 ? got[at] : 0.0,
                    at >= 0 ? ref[at] : 0.0, tol);
 }
 

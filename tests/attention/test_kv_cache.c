@@ -55,7 +55,8 @@ static void test_steps(emlx_dtype dt, bool btnd, bool masked) {
   char what[96];
   tu_rng r = {btnd * 10 + masked + 100 * (uint64_t)dt};
   double *kc = rnd(&r, B * NKV * TMAX * D, dt), *vc = rnd(&r, B * NKV * TMAX * D, dt);
-  emlx_array *kca = make_layout(dt, btnd, NKV, TMAX, kc), *vca = make_layout(dt, btnd, NKV, TMAX, vc);
+  emlx_array *kca = make_layout(dt, btnd, NKV, TMAX, kc),
+             *vca = make_layout(dt, btnd, NKV, TMAX, vc);
   int64_t offset = 0;
   const int64_t steps[] = {6, 1, 1, 3, 1, 1};
   for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
@@ -82,11 +83,12 @@ static void test_steps(emlx_dtype dt, bool btnd, bool masked) {
     }
     emlx_array *o = NULL, *kc2 = NULL, *vc2 = NULL;
     float scale = 0.25f;
-    int st = btnd ? masked ? emlx_kv_cache_attention_masked(qa, nka, nva, kca, vca, offset, scale,
-                                                            kma, &o, &kc2, &vc2)
-                           : emlx_kv_cache_attention(qa, nka, nva, kca, vca, offset, scale, &o,
-                                                     &kc2, &vc2)
-                  : emlx_kv_cache_sdpa_update(qa, nka, nva, kca, vca, offset, scale, &o, &kc2, &vc2);
+    int st =
+        btnd ? masked
+                   ? emlx_kv_cache_attention_masked(qa, nka, nva, kca, vca, offset, scale, kma, &o,
+                                                    &kc2, &vc2)
+                   : emlx_kv_cache_attention(qa, nka, nva, kca, vca, offset, scale, &o, &kc2, &vc2)
+             : emlx_kv_cache_sdpa_update(qa, nka, nva, kca, vca, offset, scale, &o, &kc2, &vc2);
     snprintf(what, sizeof what, "%s %s%s step %zu (offset %lld, T %lld)", tu_dname(dt),
              btnd ? "kv_cache_attention" : "kv_cache_sdpa_update", masked ? " masked" : "", s,
              (long long)offset, (long long)T);
@@ -145,7 +147,8 @@ static void test_in_place(emlx_dtype dt) {
         host_k[(n * T + step) * DD + d] = nk[n * DD + d];
         host_v[(n * T + step) * DD + d] = nv[n * DD + d];
       }
-    emlx_array *qa = tu_make(dt, qs, 4, q), *nka = tu_make(dt, ns, 4, nk), *nva = tu_make(dt, ns, 4, nv);
+    emlx_array *qa = tu_make(dt, qs, 4, q), *nka = tu_make(dt, ns, 4, nk),
+               *nva = tu_make(dt, ns, 4, nv);
     size_t before = emlx_memory_info().active_memory;
     emlx_reset_peak_memory();
     emlx_array *o, *kc2, *vc2;
@@ -181,7 +184,8 @@ static void test_in_place(emlx_dtype dt) {
             tu_dname(dt), worst_peak, cache_bytes);
   /* the last step's attention over the 100 valid rows */
   ref_problem rp = {1, N * G, N, 1, 100, DD, DD, 0.125, 1, last_q, NULL, NULL, 0, NULL, NULL, NULL};
-  double *kp = malloc((size_t)(N * 100 * DD) * sizeof(double)), *vp = malloc((size_t)(N * 100 * DD) * sizeof(double));
+  double *kp = malloc((size_t)(N * 100 * DD) * sizeof(double)),
+         *vp = malloc((size_t)(N * 100 * DD) * sizeof(double));
   for (int64_t n = 0; n < N; n++)
     for (int64_t t = 0; t < 100; t++)
       for (int64_t d = 0; d < DD; d++) {
@@ -241,9 +245,12 @@ static void test_copy_when_shared(void) {
 static void test_errors(void) {
   const int64_t cs[4] = {1, 2, 8, 16}, qs[4] = {1, 4, 1, 16}, ns[4] = {1, 2, 1, 16},
                 q3s[4] = {1, 3, 1, 16}, c3[3] = {2, 8, 16}, cd[4] = {1, 2, 8, 8};
-  emlx_array *kc = emlx_zeros(cs, 4, EMLX_FLOAT32, EMLX_CPU), *q = emlx_zeros(qs, 4, EMLX_FLOAT32, EMLX_CPU),
-             *n = emlx_zeros(ns, 4, EMLX_FLOAT32, EMLX_CPU), *q3 = emlx_zeros(q3s, 4, EMLX_FLOAT32, EMLX_CPU),
-             *r3 = emlx_zeros(c3, 3, EMLX_FLOAT32, EMLX_CPU), *kch = emlx_zeros(cs, 4, EMLX_FLOAT16, EMLX_CPU),
+  emlx_array *kc = emlx_zeros(cs, 4, EMLX_FLOAT32, EMLX_CPU),
+             *q = emlx_zeros(qs, 4, EMLX_FLOAT32, EMLX_CPU),
+             *n = emlx_zeros(ns, 4, EMLX_FLOAT32, EMLX_CPU),
+             *q3 = emlx_zeros(q3s, 4, EMLX_FLOAT32, EMLX_CPU),
+             *r3 = emlx_zeros(c3, 3, EMLX_FLOAT32, EMLX_CPU),
+             *kch = emlx_zeros(cs, 4, EMLX_FLOAT16, EMLX_CPU),
              *kcd = emlx_zeros(cd, 4, EMLX_FLOAT32, EMLX_CPU);
   const int64_t kms[2] = {1, 5};
   emlx_array *km = emlx_zeros(kms, 2, EMLX_BOOL, EMLX_CPU);
@@ -251,16 +258,17 @@ static void test_errors(void) {
   CHECK_FAILS(emlx_kv_cache_sdpa_update(q, n, n, kc, kc, 8, 1.0f, &o, &k2, &v2)); /* 8 + 1 > 8 */
   CHECK(o == NULL && k2 == NULL && v2 == NULL);
   CHECK_FAILS(emlx_kv_cache_sdpa_update(q, n, n, kc, kc, -1, 1.0f, &o, &k2, &v2));
-  CHECK_FAILS(emlx_kv_cache_sdpa_update(q3, n, n, kc, kc, 0, 1.0f, &o, &k2, &v2)); /* 3 over 2 */
+  CHECK_FAILS(emlx_kv_cache_sdpa_update(q3, n, n, kc, kc, 0, 1.0f, &o, &k2, &v2));  /* 3 over 2 */
   CHECK_FAILS(emlx_kv_cache_sdpa_update(q, n, n, kch, kch, 0, 1.0f, &o, &k2, &v2)); /* dtypes */
-  CHECK_FAILS(emlx_kv_cache_sdpa_update(q, n, n, kc, kcd, 0, 1.0f, &o, &k2, &v2)); /* shapes */
-  CHECK_FAILS(emlx_kv_cache_sdpa_update(q, n, n, r3, r3, 0, 1.0f, &o, &k2, &v2)); /* rank 3 */
+  CHECK_FAILS(emlx_kv_cache_sdpa_update(q, n, n, kc, kcd, 0, 1.0f, &o, &k2, &v2));  /* shapes */
+  CHECK_FAILS(emlx_kv_cache_sdpa_update(q, n, n, r3, r3, 0, 1.0f, &o, &k2, &v2));   /* rank 3 */
   CHECK_FAILS(emlx_kv_cache_sdpa_update(q, n, n, kc, NULL, 0, 1.0f, &o, &k2, &v2));
   CHECK_FAILS(emlx_kv_cache_sdpa_update(q, n, n, kc, kc, 0, 1.0f, NULL, &k2, &v2));
   CHECK_FAILS(emlx_kv_cache_attention_masked(q, n, n, kc, kc, 0, 1.0f, NULL, &o, &k2, &v2));
   /* BTND: {1, 1, 4, 16} etc.; key_mask must cover offset + T_new = 2 */
   const int64_t qb[4] = {1, 1, 4, 16}, nb[4] = {1, 1, 2, 16}, cb[4] = {1, 8, 2, 16};
-  emlx_array *qbt = emlx_zeros(qb, 4, EMLX_FLOAT32, EMLX_CPU), *nbt = emlx_zeros(nb, 4, EMLX_FLOAT32, EMLX_CPU),
+  emlx_array *qbt = emlx_zeros(qb, 4, EMLX_FLOAT32, EMLX_CPU),
+             *nbt = emlx_zeros(nb, 4, EMLX_FLOAT32, EMLX_CPU),
              *cbt = emlx_zeros(cb, 4, EMLX_FLOAT32, EMLX_CPU);
   CHECK_FAILS(emlx_kv_cache_attention_masked(qbt, nbt, nbt, cbt, cbt, 1, 1.0f, km, &o, &k2, &v2));
   CHECK_FAILS(emlx_causal_kv_attention(qbt, nbt, nbt, cbt, cbt, 1, 1.0f, km, &o, &k2, &v2));

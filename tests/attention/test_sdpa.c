@@ -10,12 +10,12 @@ typedef struct tcase {
   emlx_dtype dt;
   int64_t B, Nq, Nkv, Tq, Tkv, D, Dv;
   int causal;
-  int mask_kind;         /* 0 none, 1 bool, 2 additive */
-  int mrank;             /* mask rank: 2 {Tq, Tkv}, 4 {B, 1, Tq, Tkv} */
+  int mask_kind; /* 0 none, 1 bool, 2 additive */
+  int mrank;     /* mask rank: 2 {Tq, Tkv}, 4 {B, 1, Tq, Tkv} */
   bool key_mask, sinks;
-  bool dead_rows;        /* make some rows fully masked */
-  bool strided_q;        /* q as a transposed view of {B, Tq, Nq, D} */
-  bool strided_kv;       /* k, v as transposed views of {B, Nkv, D, Tkv} (element stride Tkv) */
+  bool dead_rows;  /* make some rows fully masked */
+  bool strided_q;  /* q as a transposed view of {B, Tq, Nq, D} */
+  bool strided_kv; /* k, v as transposed views of {B, Nkv, D, Tkv} (element stride Tkv) */
 } tcase;
 
 /* A {B, N, T, D} array of the row-major values v, stored {B, N, D, T} and
@@ -50,8 +50,9 @@ static void run_case(const tcase *c, uint64_t seed) {
   double *q = rand_vals(&r, nq, c->dt, -2, 2), *k = rand_vals(&r, nk, c->dt, -2, 2),
          *v = rand_vals(&r, nv, c->dt, -2, 2);
   double scale = 1.0 / sqrt((double)c->D);
-  ref_problem rp = {c->B, c->Nq, c->Nkv, c->Tq, c->Tkv, c->D, c->Dv, (double)(float)scale,
-                    c->causal, q, k, v, c->mask_kind, NULL, NULL, NULL};
+  ref_problem rp = {
+      c->B,      c->Nq, c->Nkv, c->Tq, c->Tkv,       c->D, c->Dv, (double)(float)scale,
+      c->causal, q,     k,      v,     c->mask_kind, NULL, NULL,  NULL};
   int64_t qshape[4] = {c->B, c->Nq, c->Tq, c->D}, kshape[4] = {c->B, c->Nkv, c->Tkv, c->D},
           vshape[4] = {c->B, c->Nkv, c->Tkv, c->Dv};
   emlx_array *qa;
@@ -61,7 +62,8 @@ static void run_case(const tcase *c, uint64_t seed) {
       for (int64_t n = 0; n < c->Nq; n++)
         for (int64_t i = 0; i < c->Tq; i++)
           for (int64_t d = 0; d < c->D; d++)
-            t[((b * c->Tq + i) * c->Nq + n) * c->D + d] = q[((b * c->Nq + n) * c->Tq + i) * c->D + d];
+            t[((b * c->Tq + i) * c->Nq + n) * c->D + d] =
+                q[((b * c->Nq + n) * c->Tq + i) * c->D + d];
     int64_t tshape[4] = {c->B, c->Tq, c->Nq, c->D};
     emlx_array *ta = tu_make(c->dt, tshape, 4, t);
     const int perm[4] = {0, 2, 1, 3};
@@ -81,7 +83,8 @@ static void run_case(const tcase *c, uint64_t seed) {
     int64_t mn = tu_numel(ms, c->mrank);
     double *m = malloc((size_t)(mn > 0 ? mn : 1) * sizeof(double));
     for (int64_t i = 0; i < mn; i++)
-      m[i] = c->mask_kind == 1 ? (tu_uniform(&r, 0, 1) < 0.6) : tu_quant(c->dt, tu_uniform(&r, -3, 1));
+      m[i] =
+          c->mask_kind == 1 ? (tu_uniform(&r, 0, 1) < 0.6) : tu_quant(c->dt, tu_uniform(&r, -3, 1));
     if (c->dead_rows && c->Tq > 1) /* row 1 of the first mask plane hidden */
       for (int64_t j = 0; j < c->Tkv; j++)
         m[c->Tkv + j] = c->mask_kind == 1 ? 0 : -HUGE_VAL;
@@ -113,8 +116,8 @@ static void run_case(const tcase *c, uint64_t seed) {
     sa = tu_make1(c->dt, c->Nq, sk);
     rp.sinks = sk;
   }
-  emlx_sdpa_options o = {.scale = (float)scale, .causal = c->causal, .mask = ma,
-                         .key_mask = kma, .sinks = sa};
+  emlx_sdpa_options o = {
+      .scale = (float)scale, .causal = c->causal, .mask = ma, .key_mask = kma, .sinks = sa};
   emlx_array *out = emlx_fast_scaled_dot_product_attention(qa, ka, va, &o);
   int64_t no = c->B * c->Nq * c->Tq * c->Dv;
   double *ref = malloc((size_t)(no > 0 ? no : 1) * sizeof(double));
@@ -142,28 +145,45 @@ static void test_values(void) {
         {"plain g1", dt, 1, 3, 3, 4, 9, 16, 16, 0, 0, 0, false, false, false, false, false},
         {"plain g4 odd D", dt, 2, 8, 2, 3, 37, 13, 13, 0, 0, 0, false, false, false, false, false},
         {"Dv != D", dt, 1, 4, 2, 2, 21, 24, 40, 0, 0, 0, false, false, false, false, false},
-        {"decode g8 split", dt, 1, 8, 1, 1, 1100, 64, 64, 0, 0, 0, false, false, false, false, false},
-        {"decode g4 split causal", dt, 1, 8, 2, 1, 700, 128, 128, 1, 0, 0, false, false, false, false, false},
-        {"decode 2 rows split sinks", dt, 1, 4, 1, 2, 900, 32, 32, 1, 0, 0, false, true, false, false, false},
-        {"prefill causal g4", dt, 1, 8, 2, 70, 70, 64, 64, 1, 0, 0, false, false, false, false, false},
-        {"prefill causal g1 odd", dt, 2, 2, 2, 67, 67, 20, 20, 1, 0, 0, false, false, false, false, false},
+        {"decode g8 split", dt, 1, 8, 1, 1, 1100, 64, 64, 0, 0, 0, false, false, false, false,
+         false},
+        {"decode g4 split causal", dt, 1, 8, 2, 1, 700, 128, 128, 1, 0, 0, false, false, false,
+         false, false},
+        {"decode 2 rows split sinks", dt, 1, 4, 1, 2, 900, 32, 32, 1, 0, 0, false, true, false,
+         false, false},
+        {"prefill causal g4", dt, 1, 8, 2, 70, 70, 64, 64, 1, 0, 0, false, false, false, false,
+         false},
+        {"prefill causal g1 odd", dt, 2, 2, 2, 67, 67, 20, 20, 1, 0, 0, false, false, false, false,
+         false},
         {"causal Tq < Tkv", dt, 1, 4, 1, 5, 19, 16, 16, 1, 0, 0, false, false, false, false, false},
-        {"causal Tq > Tkv (dead rows)", dt, 1, 4, 1, 9, 5, 16, 16, 1, 0, 0, false, false, false, false, false},
-        {"causal Tq > Tkv sinks", dt, 1, 4, 2, 9, 5, 16, 16, 1, 0, 0, false, true, false, false, false},
-        {"bool mask 2-D dead row", dt, 2, 4, 1, 4, 30, 16, 16, 0, 1, 2, false, false, true, false, false},
-        {"bool mask 4-D prefill", dt, 2, 8, 1, 20, 45, 32, 32, 0, 1, 4, false, false, true, false, false},
-        {"additive 4-D -inf row", dt, 2, 4, 2, 3, 70, 16, 16, 0, 2, 4, false, false, true, false, false},
-        {"additive 2-D sinks", dt, 1, 8, 8, 6, 33, 16, 16, 0, 2, 2, false, true, false, false, false},
+        {"causal Tq > Tkv (dead rows)", dt, 1, 4, 1, 9, 5, 16, 16, 1, 0, 0, false, false, false,
+         false, false},
+        {"causal Tq > Tkv sinks", dt, 1, 4, 2, 9, 5, 16, 16, 1, 0, 0, false, true, false, false,
+         false},
+        {"bool mask 2-D dead row", dt, 2, 4, 1, 4, 30, 16, 16, 0, 1, 2, false, false, true, false,
+         false},
+        {"bool mask 4-D prefill", dt, 2, 8, 1, 20, 45, 32, 32, 0, 1, 4, false, false, true, false,
+         false},
+        {"additive 4-D -inf row", dt, 2, 4, 2, 3, 70, 16, 16, 0, 2, 4, false, false, true, false,
+         false},
+        {"additive 2-D sinks", dt, 1, 8, 8, 6, 33, 16, 16, 0, 2, 2, false, true, false, false,
+         false},
         {"causal key mask", dt, 2, 8, 2, 6, 50, 32, 32, 1, 0, 0, true, false, false, false, false},
-        {"causal key mask dead batch", dt, 2, 4, 1, 3, 12, 16, 16, 1, 0, 0, true, false, true, false, false},
-        {"key mask dead batch sinks", dt, 2, 4, 1, 3, 12, 16, 16, 1, 0, 0, true, true, true, false, false},
+        {"causal key mask dead batch", dt, 2, 4, 1, 3, 12, 16, 16, 1, 0, 0, true, false, true,
+         false, false},
+        {"key mask dead batch sinks", dt, 2, 4, 1, 3, 12, 16, 16, 1, 0, 0, true, true, true, false,
+         false},
         {"strided q", dt, 2, 8, 2, 5, 40, 32, 32, 1, 0, 0, false, false, false, true, false},
-        {"strided q prefill", dt, 1, 4, 1, 33, 33, 64, 64, 1, 0, 0, false, false, false, true, false},
-        {"strided k, v decode", dt, 1, 8, 2, 1, 300, 32, 32, 0, 0, 0, false, false, false, false, true},
-        {"strided k, v prefill", dt, 1, 4, 2, 20, 40, 32, 32, 1, 0, 0, false, false, false, false, true},
+        {"strided q prefill", dt, 1, 4, 1, 33, 33, 64, 64, 1, 0, 0, false, false, false, true,
+         false},
+        {"strided k, v decode", dt, 1, 8, 2, 1, 300, 32, 32, 0, 0, 0, false, false, false, false,
+         true},
+        {"strided k, v prefill", dt, 1, 4, 2, 20, 40, 32, 32, 1, 0, 0, false, false, false, false,
+         true},
         {"T_kv = 0", dt, 1, 2, 1, 3, 0, 16, 16, 0, 0, 0, false, false, false, false, false},
         {"T_q = 0", dt, 1, 2, 1, 0, 5, 16, 16, 1, 0, 0, false, false, false, false, false},
-        {"Nq = 128 > RMAX", dt, 1, 128, 1, 1, 300, 16, 16, 0, 0, 0, false, false, false, false, false},
+        {"Nq = 128 > RMAX", dt, 1, 128, 1, 1, 300, 16, 16, 0, 0, 0, false, false, false, false,
+         false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
       run_case(&cases[i], 1000 + i * 7 + (uint64_t)t);
@@ -189,9 +209,14 @@ static void test_wrappers(void) {
   } w[] = {
       {"fast_sdpa", emlx_fast_sdpa(qa, ka, va, 0.25f, NULL), {.scale = 0.25f}},
       {"fast_sdpa sinks", emlx_fast_sdpa(qa, ka, va, 0.3f, sa), {.scale = 0.3f, .sinks = sa}},
-      {"fast_sdpa_causal", emlx_fast_sdpa_causal(qa, ka, va, 0.25f, NULL), {.scale = 0.25f, .causal = true}},
-      {"fast_sdpa_masked", emlx_fast_sdpa_masked(qa, ka, va, 0.25f, ma, NULL), {.scale = 0.25f, .mask = ma}},
-      {"fast_sdpa_causal_key_masked", emlx_fast_sdpa_causal_key_masked(qa, ka, va, 0.25f, kma, sa),
+      {"fast_sdpa_causal",
+       emlx_fast_sdpa_causal(qa, ka, va, 0.25f, NULL),
+       {.scale = 0.25f, .causal = true}},
+      {"fast_sdpa_masked",
+       emlx_fast_sdpa_masked(qa, ka, va, 0.25f, ma, NULL),
+       {.scale = 0.25f, .mask = ma}},
+      {"fast_sdpa_causal_key_masked",
+       emlx_fast_sdpa_causal_key_masked(qa, ka, va, 0.25f, kma, sa),
        {.scale = 0.25f, .causal = true, .key_mask = kma, .sinks = sa}},
       {"default scale", emlx_fast_sdpa(qa, ka, va, 0.25f, NULL), {.scale = 0}},
   };
@@ -223,28 +248,29 @@ static void test_errors(void) {
   emlx_array *mbad = zeros(EMLX_BOOL, 4, 5, 0, 0, 2), *mint = zeros(EMLX_INT32, 3, 5, 0, 0, 2),
              *m5 = zeros(EMLX_BOOL, 1, 1, 1, 3, 4), *kmbad = zeros(EMLX_BOOL, 1, 4, 0, 0, 2),
              *sbad = zeros(EMLX_FLOAT32, 3, 0, 0, 0, 1), *sint = zeros(EMLX_INT32, 4, 0, 0, 0, 1);
-  CHECK_NULL_ERR(emlx_fast_sdpa(q3, k, v, 1.0f, NULL));                /* rank 3 */
-  CHECK_NULL_ERR(emlx_fast_sdpa(q, k3h, k3h, 1.0f, NULL));             /* 4 heads over 3 */
-  CHECK_NULL_ERR(emlx_fast_sdpa(qh, k, v, 1.0f, NULL));                /* f16 q, f32 k */
-  CHECK_NULL_ERR(emlx_fast_sdpa(qi, k, v, 1.0f, NULL));                /* int32 */
-  CHECK_NULL_ERR(emlx_fast_sdpa(q64, k64, k64, 1.0f, NULL));           /* float64 */
-  CHECK_NULL_ERR(emlx_fast_sdpa(q, kd, v, 1.0f, NULL));                /* head sizes */
-  CHECK_NULL_ERR(emlx_fast_sdpa(q, k, vt, 1.0f, NULL));                /* k/v lengths */
-  CHECK_NULL_ERR(emlx_fast_sdpa(q, kb, kb, 1.0f, NULL));               /* batch */
+  CHECK_NULL_ERR(emlx_fast_sdpa(q3, k, v, 1.0f, NULL));      /* rank 3 */
+  CHECK_NULL_ERR(emlx_fast_sdpa(q, k3h, k3h, 1.0f, NULL));   /* 4 heads over 3 */
+  CHECK_NULL_ERR(emlx_fast_sdpa(qh, k, v, 1.0f, NULL));      /* f16 q, f32 k */
+  CHECK_NULL_ERR(emlx_fast_sdpa(qi, k, v, 1.0f, NULL));      /* int32 */
+  CHECK_NULL_ERR(emlx_fast_sdpa(q64, k64, k64, 1.0f, NULL)); /* float64 */
+  CHECK_NULL_ERR(emlx_fast_sdpa(q, kd, v, 1.0f, NULL));      /* head sizes */
+  CHECK_NULL_ERR(emlx_fast_sdpa(q, k, vt, 1.0f, NULL));      /* k/v lengths */
+  CHECK_NULL_ERR(emlx_fast_sdpa(q, kb, kb, 1.0f, NULL));     /* batch */
   CHECK_NULL_ERR(emlx_fast_sdpa(NULL, k, v, 1.0f, NULL));
   CHECK_NULL_ERR(emlx_fast_sdpa(q, k, v, NAN, NULL));
-  CHECK_NULL_ERR(emlx_fast_sdpa_masked(q, k, v, 1.0f, mbad, NULL));    /* {4, 5} vs {3, 5} */
-  CHECK_NULL_ERR(emlx_fast_sdpa_masked(q, k, v, 1.0f, mint, NULL));    /* int mask */
-  CHECK_NULL_ERR(emlx_fast_sdpa_masked(q, k, v, 1.0f, m5, NULL));      /* last dim 3 */
+  CHECK_NULL_ERR(emlx_fast_sdpa_masked(q, k, v, 1.0f, mbad, NULL)); /* {4, 5} vs {3, 5} */
+  CHECK_NULL_ERR(emlx_fast_sdpa_masked(q, k, v, 1.0f, mint, NULL)); /* int mask */
+  CHECK_NULL_ERR(emlx_fast_sdpa_masked(q, k, v, 1.0f, m5, NULL));   /* last dim 3 */
   CHECK_NULL_ERR(emlx_fast_sdpa_masked(q, k, v, 1.0f, NULL, NULL));
   CHECK_NULL_ERR(emlx_fast_sdpa_causal_key_masked(q, k, v, 1.0f, kmbad, NULL));
-  CHECK_NULL_ERR(emlx_fast_sdpa(q, k, v, 1.0f, sbad));                 /* 3 sinks, 4 heads */
+  CHECK_NULL_ERR(emlx_fast_sdpa(q, k, v, 1.0f, sbad)); /* 3 sinks, 4 heads */
   CHECK_NULL_ERR(emlx_fast_sdpa(q, k, v, 1.0f, sint));
   emlx_clear_error();
   emlx_array *ok = emlx_fast_sdpa(q, k, v, 1.0f, NULL);
   CHECK(ok != NULL && emlx_eval(&ok, 1) == 0);
   emlx_release(ok);
-  emlx_array *all[] = {q, k, v, q3, k3h, qh, qi, kd, vt, kb, q64, k64, mbad, mint, m5, kmbad, sbad, sint};
+  emlx_array *all[] = {q,  k,   v,   q3,   k3h,  qh, qi,    kd,   vt,
+                       kb, q64, k64, mbad, mint, m5, kmbad, sbad, sint};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     emlx_release(all[i]);
 }

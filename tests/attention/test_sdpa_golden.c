@@ -8,7 +8,9 @@
 #include "golden_sdpa.h"
 
 static emlx_dtype dtype_of(const char *s) {
-  return !strcmp(s, "float16") ? EMLX_FLOAT16 : !strcmp(s, "bfloat16") ? EMLX_BFLOAT16 : EMLX_FLOAT32;
+  return !strcmp(s, "float16")    ? EMLX_FLOAT16
+         : !strcmp(s, "bfloat16") ? EMLX_BFLOAT16
+                                  : EMLX_FLOAT32;
 }
 
 static emlx_array *gen(uint64_t seed, emlx_dtype dt, const int64_t *shape, int nd) {

@@ -91,8 +91,8 @@ ATT_ALWAYS_INLINE void qk_dot_rows(const int RB, const int BF, const float *Q, i
   }
 }
 
-static void qk_dot(const int BF, const float *Q, int64_t R, int64_t ldq, const void *K,
-                   int64_t ldk, int64_t nk, int64_t dl, float *S, int64_t lds) {
+static void qk_dot(const int BF, const float *Q, int64_t R, int64_t ldq, const void *K, int64_t ldk,
+                   int64_t nk, int64_t dl, float *S, int64_t lds) {
   int64_t r = 0;
   if (BF) {
     for (; r + 4 <= R; r += 4)
@@ -109,8 +109,7 @@ static void qk_dot(const int BF, const float *Q, int64_t R, int64_t ldq, const v
 
 /* RB rows x NV vectors of S from KT (D rows of ldkt). */
 ATT_ALWAYS_INLINE void qk_kt_tile(const int RB, const int NV, const float *Q, int64_t ldq,
-                                  const float *KT, int64_t ldkt, int64_t D, float *S,
-                                  int64_t lds) {
+                                  const float *KT, int64_t ldkt, int64_t D, float *S, int64_t lds) {
   av_f acc[4][AV_NV];
   for (int x = 0; x < RB; x++)
     for (int v = 0; v < NV; v++)
@@ -200,13 +199,13 @@ static void pv(int bf, const float *P, int64_t R, int64_t ldp, int64_t nk, const
 static void att_mask_row(const emlx_att_problem *p, int64_t b, int64_t n, int64_t i, int64_t jt,
                          int64_t nk, float *s) {
   if (p->mask_kind == 2) {
-    const float *mr = (const float *)p->mask + b * p->ms[0] + n * p->ms[1] + i * p->ms[2] +
-                      jt * p->ms[3];
+    const float *mr =
+        (const float *)p->mask + b * p->ms[0] + n * p->ms[1] + i * p->ms[2] + jt * p->ms[3];
     for (int64_t j = 0; j < nk; j++)
       s[j] += mr[j * p->ms[3]];
   } else if (p->mask_kind == 1) {
-    const uint8_t *mr = (const uint8_t *)p->mask + b * p->ms[0] + n * p->ms[1] + i * p->ms[2] +
-                        jt * p->ms[3];
+    const uint8_t *mr =
+        (const uint8_t *)p->mask + b * p->ms[0] + n * p->ms[1] + i * p->ms[2] + jt * p->ms[3];
     for (int64_t j = 0; j < nk; j++)
       if (!mr[j * p->ms[3]])
         s[j] = -FLT_MAX;
@@ -235,8 +234,8 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
   /* K/V rows read in place: f32 always; bf16 widened in registers, except
    * K on the transposed path (converted once per tile there). */
   const bool inplace_dt = dt == EMLX_FLOAT32 || dt == EMLX_BFLOAT16;
-  const bool kdirect = inplace_dt && p->ks[3] == 1 && D % AV_W == 0 &&
-                       (dt == EMLX_FLOAT32 || !use_kt);
+  const bool kdirect =
+      inplace_dt && p->ks[3] == 1 && D % AV_W == 0 && (dt == EMLX_FLOAT32 || !use_kt);
   const bool vdirect = inplace_dt && p->vs[3] == 1 && Dv % AV_W == 0;
   const int kbf = kdirect && dt == EMLX_BFLOAT16, vbf = vdirect && dt == EMLX_BFLOAT16;
 

@@ -30,8 +30,8 @@ static int kv_update(emlx_array *out, emlx_array *cache, const emlx_array *upd, 
                                     n * out->strides[nax]) *
                                es;
         const char *src =
-            src0 + (size_t)(b * upd->strides[0] + t * upd->strides[tax] + n * upd->strides[nax]) *
-                       es;
+            src0 +
+            (size_t)(b * upd->strides[0] + t * upd->strides[tax] + n * upd->strides[nax]) * es;
         if (upd->strides[3] == 1) {
           memcpy(dst, src, (size_t)D * es);
         } else {

@@ -16,10 +16,10 @@ static bool att_dtype_ok(emlx_dtype d) {
 
 static const char *att_dname(emlx_dtype d) {
   static const char *const names[EMLX_DTYPE_COUNT] = {
-      [EMLX_BOOL] = "bool",       [EMLX_UINT8] = "uint8",     [EMLX_UINT16] = "uint16",
-      [EMLX_UINT32] = "uint32",   [EMLX_UINT64] = "uint64",   [EMLX_INT8] = "int8",
-      [EMLX_INT16] = "int16",     [EMLX_INT32] = "int32",     [EMLX_INT64] = "int64",
-      [EMLX_FLOAT16] = "float16", [EMLX_BFLOAT16] = "bfloat16", [EMLX_FLOAT32] = "float32",
+      [EMLX_BOOL] = "bool",       [EMLX_UINT8] = "uint8",        [EMLX_UINT16] = "uint16",
+      [EMLX_UINT32] = "uint32",   [EMLX_UINT64] = "uint64",      [EMLX_INT8] = "int8",
+      [EMLX_INT16] = "int16",     [EMLX_INT32] = "int32",        [EMLX_INT64] = "int64",
+      [EMLX_FLOAT16] = "float16", [EMLX_BFLOAT16] = "bfloat16",  [EMLX_FLOAT32] = "float32",
       [EMLX_FLOAT64] = "float64", [EMLX_COMPLEX64] = "complex64"};
   const char *n = (int)d >= 0 && d < EMLX_DTYPE_COUNT ? names[d] : NULL;
   return n ? n : "?";
@@ -103,8 +103,7 @@ static emlx_array *att_mask(emlx_array *mask, const int64_t *full, int32_t *kind
 }
 
 static emlx_array *sdpa(emlx_array *q, emlx_array *k, emlx_array *v, float scale, bool causal,
-                        emlx_array *mask, emlx_array *key_mask, emlx_array *sinks,
-                        const char *op) {
+                        emlx_array *mask, emlx_array *key_mask, emlx_array *sinks, const char *op) {
   emlx_array *qkv[3] = {q, k, v};
   static const char *const names[3] = {"q", "k", "v"};
   if (!att_check_qkv(qkv, names, 3, "{B, N, T, D}", op))
@@ -191,8 +190,7 @@ emlx_array *emlx_fast_sdpa_masked(emlx_array *q, emlx_array *k, emlx_array *v, f
 }
 
 emlx_array *emlx_fast_sdpa_causal_key_masked(emlx_array *q, emlx_array *k, emlx_array *v,
-                                             float scale, emlx_array *key_mask,
-                                             emlx_array *sinks) {
+                                             float scale, emlx_array *key_mask, emlx_array *sinks) {
   if (!key_mask)
     return EMLX_FAIL_NULL("fast_sdpa_causal_key_masked: key_mask is NULL");
   return sdpa(q, k, v, scale, true, NULL, key_mask, sinks, "fast_sdpa_causal_key_masked");
@@ -298,8 +296,8 @@ int emlx_causal_kv_attention(emlx_array *q, emlx_array *new_k, emlx_array *new_v
 }
 
 int emlx_kv_cache_sdpa_update(emlx_array *q, emlx_array *new_k, emlx_array *new_v,
-                              emlx_array *k_cache, emlx_array *v_cache, int64_t offset,
-                              float scale, emlx_array **attention, emlx_array **key_cache_out,
+                              emlx_array *k_cache, emlx_array *v_cache, int64_t offset, float scale,
+                              emlx_array **attention, emlx_array **key_cache_out,
                               emlx_array **value_cache_out) {
   return kv_attention(q, new_k, new_v, k_cache, v_cache, offset, scale, NULL, false,
                       "kv_cache_sdpa_update", attention, key_cache_out, value_cache_out);
