@@ -1270,7 +1270,8 @@ defmodule EMLX do
   `kv_cache_attention/7`. Options: `:scale` (required, usually
   `1 / sqrt(head_dim)`) and `:key_mask` (optional `{B, offset + T_new}`,
   1 attends, 0 is padding). Returns `{attention, updated_key_cache,
-  updated_value_cache}` as `{device, ref}` pairs.
+  updated_value_cache}` as `{device, ref}` pairs. Bad options raise
+  `EMLX.NIFError`, as every argument error here does.
   """
   @spec causal_kv_attention(
           tensor_ref(),
@@ -1282,18 +1283,44 @@ defmodule EMLX do
           keyword()
         ) :: {tensor_ref(), tensor_ref(), tensor_ref()}
   def causal_kv_attention(query, new_key, new_value, key_cache, value_cache, offset, opts) do
-    opts = Keyword.validate!(opts, [:scale, key_mask: nil])
+    {scale, key_mask} = causal_kv_opts(opts)
 
-    scale =
-      case opts[:scale] do
-        s when is_number(s) ->
-          s
+    causal_kv_attention(
+      query,
+      new_key,
+      new_value,
+      key_cache,
+      value_cache,
+      offset,
+      scale,
+      key_mask
+    )
+  end
 
-        other ->
-          raise ArgumentError,
-                "causal_kv_attention: :scale must be a number, got #{inspect(other)}"
-      end
-
+  @doc """
+  `causal_kv_attention/7` with the options as arguments: `scale` a number,
+  `key_mask` a tensor or `nil`.
+  """
+  @spec causal_kv_attention(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          non_neg_integer(),
+          number(),
+          tensor_ref() | nil
+        ) :: {tensor_ref(), tensor_ref(), tensor_ref()}
+  def causal_kv_attention(
+        query,
+        new_key,
+        new_value,
+        key_cache,
+        value_cache,
+        offset,
+        scale,
+        key_mask
+      ) do
     unwrap!(
       EMLX.NIF.causal_kv_attention(
         query,
@@ -1303,9 +1330,34 @@ defmodule EMLX do
         value_cache,
         offset,
         scale,
-        opts[:key_mask]
+        key_mask
       )
     )
+  end
+
+  defp causal_kv_opts(opts) do
+    unless Keyword.keyword?(opts),
+      do:
+        raise(
+          EMLX.NIFError,
+          "causal_kv_attention: opts must be a keyword list, got #{inspect(opts)}"
+        )
+
+    case Keyword.keys(opts) -- [:scale, :key_mask] do
+      [] -> :ok
+      bad -> raise EMLX.NIFError, "causal_kv_attention: unknown options #{inspect(bad)}"
+    end
+
+    case Keyword.fetch(opts, :scale) do
+      {:ok, s} when is_number(s) ->
+        {s, Keyword.get(opts, :key_mask)}
+
+      {:ok, s} ->
+        raise EMLX.NIFError, "causal_kv_attention: :scale must be a number, got #{inspect(s)}"
+
+      :error ->
+        raise EMLX.NIFError, "causal_kv_attention: the :scale option is required"
+    end
   end
 
   @typedoc """

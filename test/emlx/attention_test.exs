@@ -237,11 +237,20 @@ defmodule EMLX.AttentionTest do
 
     assert_close(values(att), [1.0, 2.0])
 
-    assert_raise ArgumentError, fn -> EMLX.causal_kv_attention(q, nk, nk, kc, kc, 0, []) end
+    assert_raise EMLX.NIFError, ~r/scale/, fn ->
+      EMLX.causal_kv_attention(q, nk, nk, kc, kc, 0, [])
+    end
 
-    assert_raise ArgumentError, fn ->
+    assert_raise EMLX.NIFError, ~r/unknown/, fn ->
       EMLX.causal_kv_attention(q, nk, nk, kc, kc, 0, scale: 1.0, bogus: 1)
     end
+
+    assert_raise EMLX.NIFError, ~r/keyword/, fn ->
+      EMLX.causal_kv_attention(q, nk, nk, kc, kc, 0, "x")
+    end
+
+    {att, _, _} = EMLX.causal_kv_attention(q, nk, nk, kc, kc, 0, 1.0, nil)
+    assert_close(values(att), [1.0, 2.0])
   end
 
   test "errors are EMLX.NIFError with the reason", c do
