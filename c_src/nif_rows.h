@@ -269,6 +269,17 @@
   X(fast_rope_ids, "fast_rope_ids", "tibfft", 0, h_fast_rope_ids)                                  \
   X(fast_rope_positions, "fast_rope_positions", "tibfft", 0, h_fast_rope_positions)                \
   X(fast_rope_with_freqs, "fast_rope_with_freqs", "tibftt", 0, h_fast_rope_with_freqs)             \
-  X(fast_swiglu, "fast_swiglu", "tt", 0, h_fast_swiglu)
+  X(fast_swiglu, "fast_swiglu", "tt", 0, h_fast_swiglu)                                            \
+  /* ---- attention (nif_attention.c) -------------------------------------- */                    \
+  X(fast_sdpa, "fast_sdpa", "tttfo", 0, h_fast_sdpa)                                               \
+  X(fast_sdpa_causal, "fast_sdpa_causal", "tttfo", 0, h_fast_sdpa_causal)                          \
+  X(fast_sdpa_masked, "fast_sdpa_masked", "tttfto", 0, h_fast_sdpa_masked)                         \
+  X(fast_sdpa_causal_key_masked, "fast_sdpa_causal_key_masked", "tttfto", 0,                       \
+    h_fast_sdpa_causal_key_masked)                                                                 \
+  X(kv_cache_attention, "kv_cache_attention", "tttttuf", 0, h_kv_cache_attention)                  \
+  X(kv_cache_attention_masked, "kv_cache_attention_masked", "tttttuft", 0,                         \
+    h_kv_cache_attention_masked)                                                                   \
+  X(kv_cache_sdpa_update, "kv_cache_sdpa_update", "tttttuf", 0, h_kv_cache_sdpa_update)            \
+  X(causal_kv_attention, "causal_kv_attention", "tttttufo", 0, h_causal_kv_attention)
 
 #endif

@@ -19,5 +19,6 @@
 #include "emlx/fast.h"
 #include "emlx/nx_types.h"
 #include "emlx/quantize.h"
+#include "emlx/fast_attention.h"
 
 #endif

@@ -15,6 +15,7 @@
  * on cpu. View primitives are indexing/views.c's. */
 #include "cpu.h"
 #include "params_control.h"
+#include "attention/kernels.h"
 #include "elementwise/bits.h"
 #include "elementwise/kernels.h"
 #include "elementwise/kernels_fused.h"
@@ -54,7 +55,7 @@ const emlx_backend emlx_cpu_backend = {
          EMLX_CPU_ELEMENTWISE_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
              EMLX_CPU_WINDOW_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
                  EMLX_CPU_FFT_KERNELS EMLX_CPU_BITS_KERNELS EMLX_CPU_QUANTIZE_KERNELS
-                     EMLX_CPU_FAST_KERNELS
+                     EMLX_CPU_FAST_KERNELS EMLX_CPU_ATTENTION_KERNELS
          /* control flow: kernels that run programs (src/core/control_flow.c) */
          [EMLX_PRIM_WHILE] = emlx__kernel_while,
          [EMLX_PRIM_COND] = emlx__kernel_cond},
