@@ -23,11 +23,12 @@ if Code.ensure_loaded?(Nx) do
 
       * Norms normalise over the last axis; `weight` (and `bias`) have the
         size of that axis.
-      * `rope/6` and `rope_with_freqs/6` take `{..., T, D}` inputs: the
-        sequence axis is the second-to-last (`{B, T, D}` or heads-first
-        `{B, H, T, D}`); position `offset + t` rotates row `t`.
-        `rope_with_positions/6` takes Bumblebee's heads-last `{B, T, H, D}`
-        layout with `{B, T}` position ids.
+      * `rope/6` takes `{..., T, D}` inputs: the sequence axis is the
+        second-to-last (`{B, T, D}` or heads-first `{B, H, T, D}`); position
+        `offset + t` rotates row `t`. `rope_with_positions/6` and
+        `rope_with_freqs/6` take the sequence on axis 1 (Bumblebee's
+        heads-last `{B, T, H, D}`), every head of a token turning by the same
+        angle.
       * Attention takes `q` as `{B, N_q, T_q, D}` and `k`, `v` as
         `{B, N_kv, T_kv, D}` with `N_q` a multiple of `N_kv` (grouped-query
         attention, never tiled in memory by the kernel). The causal mask is
@@ -189,16 +190,18 @@ if Code.ensure_loaded?(Nx) do
     end
 
     @doc """
-    Rotary position embedding with precomputed inverse frequencies `freqs`
-    (`{dims/2}`) and per-batch starting positions `offset` (`{B}`, or a
-    scalar); `a` is `{B, ..., T, D}`. Pair `i` of row `t` in batch `b` turns by
-    `(offset[b] + t) * scale * freqs[i]`.
+    Rotary position embedding with precomputed frequencies `freqs` (`{dims/2}`)
+    and per-batch starting positions `offset` (`{B}`, or a scalar); `a` is
+    `{B, T, ..., D}` (the sequence on axis 1, as `rope_with_positions/6`).
+    As in MLX, `freqs` holds periods: pair `i` of token `t` in batch `b` turns
+    by `(offset[b] + t) * scale / freqs[i]`, so `freqs[i] = base ** (2i / dims)`
+    reproduces `rope_with_positions/6`.
     """
     deftransform rope_with_freqs(a, dims, traditional, scale, offset, freqs) do
       a = Nx.to_tensor(a)
       freqs = Nx.to_tensor(freqs)
       offset = Nx.to_tensor(offset)
-      check_rope!(a, dims, 2)
+      check_rope!(a, dims, 3)
 
       unless freqs.shape == {div(dims, 2)} do
         raise ArgumentError,
@@ -241,8 +244,8 @@ if Code.ensure_loaded?(Nx) do
 
     def rope_default(%RoPE{freqs: true} = s, a, offset, freqs) do
       rank = tuple_size(a.shape)
-      t = elem(a.shape, rank - 2)
       b = elem(a.shape, 0)
+      t = elem(a.shape, 1)
       # positions {B, T}
       positions =
         offset
@@ -255,10 +258,10 @@ if Code.ensure_loaded?(Nx) do
         positions
         |> Nx.multiply(s.scale)
         |> Nx.new_axis(-1)
-        |> Nx.multiply(Nx.as_type(freqs, :f32))
+        |> Nx.divide(Nx.as_type(freqs, :f32))
 
-      # {B, 1.., T, dims/2}
-      shape = List.to_tuple([b | List.duplicate(1, rank - 3)] ++ [t, div(s.dims, 2)])
+      # {B, T, 1.., dims/2}
+      shape = List.to_tuple([b, t | List.duplicate(1, rank - 3)] ++ [div(s.dims, 2)])
       rotate(a, s, Nx.reshape(angles, shape))
     end
 

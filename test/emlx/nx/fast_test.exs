@@ -271,15 +271,15 @@ if Code.ensure_loaded?(Nx) do
         assert_close(got, expected, 2.0e-5)
       end
 
-      test "rope_with_freqs with per-batch offsets on #{inspect(backend)}" do
-        x = random({2, 2, 3, 6}, 11)
-        freqs = Nx.tensor([1.0, 0.3, 0.01])
+      test "rope_with_freqs with per-batch offsets, sequence on axis 1, on #{inspect(backend)}" do
+        x = random({2, 3, 2, 6}, 11)
+        freqs = Nx.tensor([1.0, 3.0, 100.0])
         offsets = Nx.tensor([4, 11])
         fl = Nx.to_list(freqs)
         ol = Nx.to_list(offsets)
 
         expected =
-          ref_rope(x, 6, false, fn [b, _, t | _] -> Enum.at(ol, b) + t end, &Enum.at(fl, &1))
+          ref_rope(x, 6, false, fn [b, t | _] -> Enum.at(ol, b) + t end, &(1 / Enum.at(fl, &1)))
 
         got =
           Fast.rope_with_freqs(
