@@ -249,6 +249,15 @@
   X(count_leading_zeros, "count_leading_zeros", "t", 0, h_count_leading_zeros)                     \
   X(population_count, "population_count", "t", 0, h_population_count)                              \
   X(from_nx_blob, "from_nx_blob", "BsSyd", 0, h_from_nx_blob)                                      \
-  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)
+  X(nx_encode, "nx_encode", "BySu", 0, h_nx_encode)                                                \
+  /* ---- fused transformer kernels (nif_fast.c) ---------------------------- */                   \
+  X(fast_rms_norm, "fast_rms_norm", "tof", 0, h_fast_rms_norm)                                     \
+  X(fast_layer_norm, "fast_layer_norm", "toof", 0, h_fast_layer_norm)                              \
+  X(fast_layer_norm_no_bias, "fast_layer_norm_no_bias", "tof", 0, h_fast_layer_norm_no_bias)       \
+  X(fast_rope, "fast_rope", "tibffi", 0, h_fast_rope)                                              \
+  X(fast_rope_ids, "fast_rope_ids", "tibfft", 0, h_fast_rope_ids)                                  \
+  X(fast_rope_positions, "fast_rope_positions", "tibfft", 0, h_fast_rope_positions)                \
+  X(fast_rope_with_freqs, "fast_rope_with_freqs", "tibftt", 0, h_fast_rope_with_freqs)             \
+  X(fast_swiglu, "fast_swiglu", "tt", 0, h_fast_swiglu)
 
 #endif

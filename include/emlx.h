@@ -16,6 +16,7 @@
 #include "emlx/fft.h"
 #include "emlx/compile.h"
 #include "emlx/bits.h"
+#include "emlx/fast.h"
 #include "emlx/nx_types.h"
 
 #endif

@@ -901,6 +901,169 @@ defmodule EMLX do
   deftensor addmm(tensor_c, tensor_a, tensor_b, alpha, beta),
     doc: "`alpha * (a @ b) + beta * c`."
 
+  ## Fused transformer kernels (include/emlx/fast.h, c_src/nif_fast.c)
+  #
+  # One lazy node each, run by a single-pass kernel in f32 (f16 / bf16 / f32
+  # tensors; others raise). With `config :emlx, detect_non_finites: true`
+  # each result is checked for NaN / Inf.
+
+  @doc """
+  Fused RMS normalisation over the last axis (`mlx::fast::rms_norm`):
+  `x * rsqrt(mean(x^2) + eps) * weight`.
+
+  `weight` is `{hidden}` (the last axis of `x`) or `nil` (no scale). The
+  result has `x`'s shape and the promotion of `x`'s and `weight`'s types
+  (MLX's rule). Prefer `EMLX.Fast.rms_norm/3` inside `defn`.
+  """
+  @spec fast_rms_norm(tensor_ref(), tensor_ref() | nil, number()) :: tensor_ref()
+  def fast_rms_norm(x, weight, eps),
+    do:
+      EMLX.NIF.fast_rms_norm(x, weight, eps)
+      |> unwrap!()
+      |> EMLX.Debug.check_finite!(:fast_rms_norm)
+
+  @doc """
+  Fused layer normalisation over the last axis (`mlx::fast::layer_norm`):
+  `(x - mean) * rsqrt(var + eps) * weight + bias`, with the biased variance
+  (divided by `n`, as MLX).
+
+  - `x`      — input tensor; normalised over the last axis.
+  - `weight` — `{hidden}` scale vector (gamma), or `nil`.
+  - `bias`   — `{hidden}` bias vector (beta), or `nil`.
+  - `eps`    — numerical stability constant (e.g. `1.0e-5`).
+
+  Prefer `EMLX.Fast.layer_norm/4` inside `defn`.
+  """
+  @spec fast_layer_norm(tensor_ref(), tensor_ref() | nil, tensor_ref() | nil, number()) ::
+          tensor_ref()
+  def fast_layer_norm(x, weight, bias, eps),
+    do:
+      EMLX.NIF.fast_layer_norm(x, weight, bias, eps)
+      |> unwrap!()
+      |> EMLX.Debug.check_finite!(:fast_layer_norm)
+
+  @doc """
+  Fused layer normalisation without bias (`mlx::fast::layer_norm`,
+  weight-only variant). Prefer `EMLX.Fast.layer_norm/3` inside `defn`.
+  """
+  @spec fast_layer_norm_no_bias(tensor_ref(), tensor_ref() | nil, number()) :: tensor_ref()
+  def fast_layer_norm_no_bias(x, weight, eps) do
+    EMLX.NIF.fast_layer_norm_no_bias(x, weight, eps)
+    |> unwrap!()
+    |> EMLX.Debug.check_finite!(:fast_layer_norm_no_bias)
+  end
+
+  @doc """
+  Fused rotary position embedding (`mlx::fast::rope`) with a scalar position
+  `offset`.
+
+  - `a`           — input `{B, ..., T, D}`; **`T` is the second-to-last
+    axis** — e.g. `{B, T, D}` or, with a heads axis, `{B, H, T, D}`. For the
+    heads-not-yet-transposed `{B, T, H, D}` layout use `fast_rope_ids/6` or
+    `fast_rope_positions/6`, which take `T` from axis 1.
+  - `dims`        — number of feature dims to rotate (even, at most the last
+    axis; the rest pass through unchanged)
+  - `traditional` — `false` for split-half (Llama, Qwen); `true` for interleaved
+  - `base`        — angular frequency base (e.g. 10_000 or 1_000_000)
+  - `scale`       — position scale (1.0 unless using NTK-aware scaling)
+  - `offset`      — integer token position of row 0 (tokens already cached)
+
+  Prefer `EMLX.Fast.rope/6` inside `defn`.
+  """
+  @spec fast_rope(tensor_ref(), pos_integer(), boolean(), number(), number(), integer()) ::
+          tensor_ref()
+  def fast_rope(a, dims, traditional, base, scale, offset) do
+    EMLX.NIF.fast_rope(a, dims, traditional, base, scale, offset)
+    |> unwrap!()
+    |> EMLX.Debug.check_finite!(:fast_rope)
+  end
+
+  @doc """
+  Fused RoPE with a per-batch offset tensor: token `t` of batch `b` is at
+  position `offset[b] + t`.
+
+  `a` is `{B, T, ..., D}` (`T` on axis 1, e.g. Bumblebee's `{B, T, H, D}`):
+  every head of a token turns by the same angle — never by `position + h`,
+  which is what `mlx::fast::rope` does with this layout
+  ([elixir-nx/emlx#121](https://github.com/elixir-nx/emlx/issues/121)).
+  `offset` is an integer tensor `{B}` (or one element for every batch).
+
+  Prefer `EMLX.Fast.rope_with_positions/6` inside `defn`.
+  """
+  @spec fast_rope_ids(tensor_ref(), pos_integer(), boolean(), number(), number(), tensor_ref()) ::
+          tensor_ref()
+  def fast_rope_ids(a, dims, traditional, base, scale, offset) do
+    EMLX.NIF.fast_rope_ids(a, dims, traditional, base, scale, offset)
+    |> unwrap!()
+    |> EMLX.Debug.check_finite!(:fast_rope_ids)
+  end
+
+  @doc """
+  Fused RoPE for arbitrary per-token `position_ids` (no sequential
+  assumption).
+
+  - `a`            — input tensor `{B, T, H, D}` (`T` on axis 1; any rank >= 3).
+  - `dims`         — number of feature dims to rotate.
+  - `traditional`  — `false` for split-half, `true` for interleaved (both supported).
+  - `base`         — angular frequency base (e.g. `1_000_000`).
+  - `scale`        — position scale.
+  - `position_ids` — `{B, T}` integer tensor.
+  """
+  @spec fast_rope_positions(
+          tensor_ref(),
+          pos_integer(),
+          boolean(),
+          number(),
+          number(),
+          tensor_ref()
+        ) :: tensor_ref()
+  def fast_rope_positions(a, dims, traditional, base, scale, position_ids) do
+    EMLX.NIF.fast_rope_positions(a, dims, traditional, base, scale, position_ids)
+    |> unwrap!()
+    |> EMLX.Debug.check_finite!(:fast_rope_positions)
+  end
+
+  @doc """
+  Fused RoPE with precomputed frequencies (`mlx::fast::rope`, freqs overload).
+
+  - `a`          — input tensor; shape `{B, T, ..., D}` (`T` on axis 1).
+  - `dims`       — number of feature dims to rotate.
+  - `traditional`— `false` for split-half (Qwen3/Bumblebee); `true` for interleaved.
+  - `scale`      — position scale (typically `1.0` when using precomputed freqs).
+  - `offset`     — `{B}` per-batch starting position tensor.
+  - `freqs`      — `{dims/2}` tensor. As in MLX, pair `i` turns by
+    `position * scale / freqs[i]`: `freqs` holds the reciprocals of the
+    inverse frequencies (`base ** (2i / dims)` reproduces `fast_rope_ids/6`).
+
+  Prefer `EMLX.Fast.rope_with_freqs/6` inside `defn`.
+  """
+  @spec fast_rope_with_freqs(
+          tensor_ref(),
+          pos_integer(),
+          boolean(),
+          number(),
+          tensor_ref(),
+          tensor_ref()
+        ) :: tensor_ref()
+  def fast_rope_with_freqs(a, dims, traditional, scale, offset, freqs) do
+    EMLX.NIF.fast_rope_with_freqs(a, dims, traditional, scale, offset, freqs)
+    |> unwrap!()
+    |> EMLX.Debug.check_finite!(:fast_rope_with_freqs)
+  end
+
+  @doc """
+  Fused SwiGLU activation: `silu(gate) * up` where `silu(x) = x * sigmoid(x)`.
+
+  - `gate` — gate tensor; silu is applied element-wise.
+  - `up`   — up-projection tensor; same shape and type as `gate`.
+
+  Output has the same shape and dtype as `gate`. Prefer `EMLX.Fast.swiglu/2`
+  inside `defn`.
+  """
+  @spec fast_swiglu(tensor_ref(), tensor_ref()) :: tensor_ref()
+  def fast_swiglu(gate, up),
+    do: EMLX.NIF.fast_swiglu(gate, up) |> unwrap!() |> EMLX.Debug.check_finite!(:fast_swiglu)
+
   ## Metadata
 
   defvalue shape(tensor), returns: tuple(), doc: "The shape, as a tuple."

@@ -115,6 +115,10 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_POPULATION_COUNT] = {"population_count", 1, EMLX_CLASS_UNARY},
     [EMLX_PRIM_ROW_REDUCE] = {"row_reduce", 1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_ROW_SOFTMAX] = {"row_softmax", 1, EMLX_CLASS_OTHER},
+    /* fused transformer kernels (params_fast.h) */
+    [EMLX_PRIM_FAST_NORM] = {"fast_norm", -1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_FAST_ROPE] = {"fast_rope", -1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_FAST_SWIGLU] = {"fast_swiglu", 2, EMLX_CLASS_OTHER},
 };
 
 _Static_assert(sizeof emlx_prim_table / sizeof emlx_prim_table[0] == EMLX_PRIM_COUNT,

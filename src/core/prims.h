@@ -150,6 +150,11 @@ typedef enum emlx_prim {
   EMLX_PRIM_ROW_REDUCE,  /* mean, var, std, logsumexp over trailing axes */
   EMLX_PRIM_ROW_SOFTMAX, /* softmax, log_softmax over trailing axes */
 
+  /* ---- fused transformer kernels (include/emlx/fast.h; params_fast.h) ---- */
+  EMLX_PRIM_FAST_NORM,   /* rms_norm, layer_norm over the last axis */
+  EMLX_PRIM_FAST_ROPE,   /* rotary position embedding */
+  EMLX_PRIM_FAST_SWIGLU, /* silu(gate) * up */
+
   EMLX_PRIM_COUNT
 } emlx_prim;
 

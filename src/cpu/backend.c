@@ -17,6 +17,7 @@
 #include "elementwise/bits.h"
 #include "elementwise/kernels.h"
 #include "elementwise/kernels_fused.h"
+#include "fast/kernels.h"
 #include "fft/kernels.h"
 #include "indexing/kernels.h"
 #include "indexing/views.h"
@@ -50,7 +51,8 @@ const emlx_backend emlx_cpu_backend = {
          /* the families */
          EMLX_CPU_ELEMENTWISE_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
              EMLX_CPU_WINDOW_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
-                 EMLX_CPU_FFT_KERNELS EMLX_CPU_BITS_KERNELS},
+                 EMLX_CPU_FFT_KERNELS EMLX_CPU_BITS_KERNELS
+                     EMLX_CPU_FAST_KERNELS},
     .fuse_supports = emlx_cpu_fuse_supports,
     .fuse_compile = emlx_cpu_fuse_compile,
     .fuse_run = emlx_cpu_fuse_run,
