@@ -341,7 +341,7 @@ if Code.ensure_loaded?(Nx) do
     ## Pointers
 
     @impl true
-    def to_pointer(%T{type: type, shape: shape} = t, opts) do
+    def to_pointer(%T{type: type} = t, opts) do
       opts = Keyword.validate!(opts, mode: :local, permissions: 0o600)
 
       if Types.special?(type) do
@@ -357,7 +357,6 @@ if Code.ensure_loaded?(Nx) do
       case opts[:mode] do
         :local ->
           {address, size} = EMLX.tensor_data_ptr(ref)
-          EMLX.Backend.Pointers.keep(address, size, ref, type, shape)
           %Nx.Pointer{kind: :local, address: address, data_size: size}
 
         :ipc ->

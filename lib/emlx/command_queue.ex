@@ -188,7 +188,7 @@ defmodule EMLX.CommandQueue do
   `queue`. The previous binding (if any) is restored afterwards, also when
   `fun` raises, so nested calls are safe.
   """
-  @spec with_queue(t(), (-> result)) :: result when result: term()
+  @spec with_queue(t(), (() -> result)) :: result when result: term()
   def with_queue(%__MODULE__{ref: ref, device: device}, fun) when is_function(fun, 0) do
     previous = Process.get(:emlx_command_queue)
     Process.put(:emlx_command_queue, {ref, device})

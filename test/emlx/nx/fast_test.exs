@@ -29,8 +29,7 @@ if Code.ensure_loaded?(Nx) do
     defp strides(shape) do
       dims = Tuple.to_list(shape)
 
-      {strides, _} =
-        dims |> Enum.reverse() |> Enum.map_reduce(1, fn d, acc -> {acc, acc * d} end)
+      {strides, _} = dims |> Enum.reverse() |> Enum.map_reduce(1, fn d, acc -> {acc, acc * d} end)
 
       Enum.reverse(strides)
     end
@@ -484,4 +483,9 @@ if Code.ensure_loaded?(Nx) do
       end
     end
   end
+else
+  IO.puts(
+    "test/emlx/nx/fast_test.exs: Nx is not available (set NX_PATH to an Nx " <>
+      "source tree), so the EMLX.Fast tests are left out"
+  )
 end
