@@ -245,7 +245,7 @@
   X(engine_default_device, "engine_default_device", "", 0, h_engine_default_device)                \
   X(runtime_info, "runtime_info", "", 0, h_runtime_info)                                           \
   X(nif_stats, "nif_stats", "", 0, h_nif_stats)                                                    \
-  X(eval_stats, "eval_stats", "", 0, h_eval_stats)                                                \
+  X(eval_stats, "eval_stats", "", 0, h_eval_stats)                                                 \
   /* ---- bit counting and Nx's f8 / sub-byte types (nif_bits.c) ------------ */                   \
   X(count_leading_zeros, "count_leading_zeros", "t", 0, h_count_leading_zeros)                     \
   X(population_count, "population_count", "t", 0, h_population_count)                              \
@@ -259,6 +259,17 @@
   X(fast_rope_ids, "fast_rope_ids", "tibfft", 0, h_fast_rope_ids)                                  \
   X(fast_rope_positions, "fast_rope_positions", "tibfft", 0, h_fast_rope_positions)                \
   X(fast_rope_with_freqs, "fast_rope_with_freqs", "tibftt", 0, h_fast_rope_with_freqs)             \
-  X(fast_swiglu, "fast_swiglu", "tt", 0, h_fast_swiglu)
+  X(fast_swiglu, "fast_swiglu", "tt", 0, h_fast_swiglu)                                            \
+  /* ---- attention (nif_attention.c) -------------------------------------- */                    \
+  X(fast_sdpa, "fast_sdpa", "tttfo", 0, h_fast_sdpa)                                               \
+  X(fast_sdpa_causal, "fast_sdpa_causal", "tttfo", 0, h_fast_sdpa_causal)                          \
+  X(fast_sdpa_masked, "fast_sdpa_masked", "tttfto", 0, h_fast_sdpa_masked)                         \
+  X(fast_sdpa_causal_key_masked, "fast_sdpa_causal_key_masked", "tttfto", 0,                       \
+    h_fast_sdpa_causal_key_masked)                                                                 \
+  X(kv_cache_attention, "kv_cache_attention", "tttttuf", 0, h_kv_cache_attention)                  \
+  X(kv_cache_attention_masked, "kv_cache_attention_masked", "tttttuft", 0,                         \
+    h_kv_cache_attention_masked)                                                                   \
+  X(kv_cache_sdpa_update, "kv_cache_sdpa_update", "tttttuf", 0, h_kv_cache_sdpa_update)            \
+  X(causal_kv_attention, "causal_kv_attention", "tttttufo", 0, h_causal_kv_attention)
 
 #endif

@@ -18,5 +18,6 @@
 #include "emlx/bits.h"
 #include "emlx/fast.h"
 #include "emlx/nx_types.h"
+#include "emlx/fast_attention.h"
 
 #endif

@@ -1303,6 +1303,186 @@ defmodule EMLX do
         <<8, 1, 6>>
     """
 
+  ## Attention (c_src/nif_attention.c; engine: emlx/fast_attention.h)
+  #
+  # One contiguous block for the attention family.
+
+  @doc """
+  Flash-attention style SDPA without a mask (`mx.fast.scaled_dot_product_attention`).
+
+  `q` is `{B, N_q, T_q, D}`, `k` and `v` are `{B, N_kv, T_kv, D}`: GQA is
+  native (`N_q` a multiple of `N_kv`, query head `n` reads key/value head
+  `div(n, N_q / N_kv)`; nothing is tiled). One float dtype for all three
+  (`{:f, 32}`, `{:f, 16}` or `{:bf, 16}`; f32 accumulation). `sinks` is an
+  optional `{N_q}` tensor of per-head logits that join every softmax
+  denominator. The result is `{B, N_q, T_q, D}`.
+  """
+  @spec fast_sdpa(tensor_ref(), tensor_ref(), tensor_ref(), number(), tensor_ref() | nil) ::
+          tensor_ref()
+  def fast_sdpa(q, k, v, scale, sinks \\ nil),
+    do: unwrap!(EMLX.NIF.fast_sdpa(q, k, v, scale, sinks))
+
+  @doc """
+  `fast_sdpa/5` with the causal mask aligned bottom-right: query `i` sees keys
+  `j <= i + T_kv - T_q`. A query that sees no key (when `T_q > T_kv`) gets
+  MLX's answer, the mean of `v` (0 with sinks).
+  """
+  @spec fast_sdpa_causal(tensor_ref(), tensor_ref(), tensor_ref(), number(), tensor_ref() | nil) ::
+          tensor_ref()
+  def fast_sdpa_causal(q, k, v, scale, sinks \\ nil),
+    do: unwrap!(EMLX.NIF.fast_sdpa_causal(q, k, v, scale, sinks))
+
+  @doc """
+  `fast_sdpa/5` with a `mask` broadcastable to `{B, N_q, T_q, T_kv}`: boolean
+  (`false` hides a key; a row with every key hidden gets the mean of `v`, as
+  in MLX) or float (added to the scaled scores; a row that is `-inf`
+  everywhere gives 0 rather than MLX's NaN).
+  """
+  @spec fast_sdpa_masked(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          number(),
+          tensor_ref(),
+          tensor_ref() | nil
+        ) :: tensor_ref()
+  def fast_sdpa_masked(q, k, v, scale, mask, sinks \\ nil),
+    do: unwrap!(EMLX.NIF.fast_sdpa_masked(q, k, v, scale, mask, sinks))
+
+  @doc """
+  Causal `fast_sdpa/5` that also hides the keys where the `{B, T_kv}`
+  `key_mask` is 0 (padding); any bool, integer or float type, non-zero
+  attends. Computed in one pass (no mask tensor is built).
+  """
+  @spec fast_sdpa_causal_key_masked(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          number(),
+          tensor_ref(),
+          tensor_ref() | nil
+        ) :: tensor_ref()
+  def fast_sdpa_causal_key_masked(q, k, v, scale, key_mask, sinks \\ nil),
+    do: unwrap!(EMLX.NIF.fast_sdpa_causal_key_masked(q, k, v, scale, key_mask, sinks))
+
+  @doc """
+  Fused KV-cache update and causal attention over the valid prefix, in the
+  Bumblebee layout: `q` `{B, T_q, N_q, D}`, `new_k` / `new_v`
+  `{B, T_new, N_kv, D}`, `k_cache` / `v_cache` `{B, T_max, N_kv, D}`. Rows
+  `offset ... offset + T_new - 1` of the caches take the new keys and values
+  and `q` attends the first `offset + T_new` rows (causal, bottom-right).
+  Returns `{attention, updated_k_cache, updated_v_cache}`, the attention
+  `{B, T_q, N_q, D}`. The inputs are left as they are: the caches are copied
+  unless nothing else holds them (see `kv_cache_sdpa_update/7` for the
+  in-place loop).
+  """
+  @spec kv_cache_attention(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          non_neg_integer(),
+          number()
+        ) :: {tensor_ref(), tensor_ref(), tensor_ref()}
+  def kv_cache_attention(q, new_k, new_v, k_cache, v_cache, offset, scale),
+    do: unwrap!(EMLX.NIF.kv_cache_attention(q, new_k, new_v, k_cache, v_cache, offset, scale))
+
+  @doc """
+  `kv_cache_attention/7` that also hides padding: `key_mask` is
+  `{B, offset + T_new}`, 1 attends and 0 skips.
+  """
+  @spec kv_cache_attention_masked(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          non_neg_integer(),
+          number(),
+          tensor_ref()
+        ) :: {tensor_ref(), tensor_ref(), tensor_ref()}
+  def kv_cache_attention_masked(q, new_k, new_v, k_cache, v_cache, offset, scale, key_mask) do
+    unwrap!(
+      EMLX.NIF.kv_cache_attention_masked(
+        q,
+        new_k,
+        new_v,
+        k_cache,
+        v_cache,
+        offset,
+        scale,
+        key_mask
+      )
+    )
+  end
+
+  @doc """
+  Fused KV-cache update and causal attention in the MLX layout: `q`
+  `{B, N_q, T_q, D}`, `new_k` / `new_v` `{B, N_kv, T_new, D}`, caches
+  `{B, N_kv, T_max, D}`. Returns `{attention, updated_k_cache,
+  updated_v_cache}`.
+
+  The caches are taken over: `k_cache` and `v_cache` are deallocated by the
+  call (using them afterwards raises), so the updated caches reuse their
+  buffers in place — a decode loop that threads the returned caches into the
+  next step allocates no cache memory.
+  """
+  @spec kv_cache_sdpa_update(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          non_neg_integer(),
+          number()
+        ) :: {tensor_ref(), tensor_ref(), tensor_ref()}
+  def kv_cache_sdpa_update(q, new_k, new_v, k_cache, v_cache, offset, scale),
+    do: unwrap!(EMLX.NIF.kv_cache_sdpa_update(q, new_k, new_v, k_cache, v_cache, offset, scale))
+
+  @doc """
+  Causal self-attention with an owned KV cache, in the Bumblebee layout of
+  `kv_cache_attention/7`. Options: `:scale` (required, usually
+  `1 / sqrt(head_dim)`) and `:key_mask` (optional `{B, offset + T_new}`,
+  1 attends, 0 is padding). Returns `{attention, updated_key_cache,
+  updated_value_cache}` as `{device, ref}` pairs.
+  """
+  @spec causal_kv_attention(
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          tensor_ref(),
+          non_neg_integer(),
+          keyword()
+        ) :: {tensor_ref(), tensor_ref(), tensor_ref()}
+  def causal_kv_attention(query, new_key, new_value, key_cache, value_cache, offset, opts) do
+    opts = Keyword.validate!(opts, [:scale, key_mask: nil])
+
+    scale =
+      case opts[:scale] do
+        s when is_number(s) ->
+          s
+
+        other ->
+          raise ArgumentError,
+                "causal_kv_attention: :scale must be a number, got #{inspect(other)}"
+      end
+
+    unwrap!(
+      EMLX.NIF.causal_kv_attention(
+        query,
+        new_key,
+        new_value,
+        key_cache,
+        value_cache,
+        offset,
+        scale,
+        opts[:key_mask]
+      )
+    )
+  end
+
   @typedoc """
   An Nx type the engine stores in a wider type: the f8 formats (`{:f, 8}` is
   E5M2, `{:f8_e4m3fn, 8}`) and the sub-byte integers. Short atoms (`:f8`,

@@ -33,7 +33,10 @@ if Code.ensure_loaded?(Nx) do
         `{B, N_kv, T_kv, D}` with `N_q` a multiple of `N_kv` (grouped-query
         attention, never tiled in memory by the kernel). The causal mask is
         aligned bottom-right: query `i` sees keys `j <= i + T_kv - T_q`.
-        A query row that can see no key (every key masked) gives zeros.
+        Keys hidden by a boolean rule (causal, a boolean or integer mask, a
+        key mask) score as the most negative finite float, as in MLX, so a
+        query that sees no key at all gets the mean of `v`; a row that an
+        additive mask sets to `-inf` everywhere gives 0 (MLX gives NaN).
     """
 
     import Nx.Defn
@@ -400,15 +403,17 @@ if Code.ensure_loaded?(Nx) do
             scores
         end
 
-      neg_inf = Nx.Constants.neg_infinity(acc)
+      # Hidden keys score as the most negative finite value, as in MLX: a row
+      # that sees no key at all averages every value row.
+      lowest = Nx.Constants.min_finite(acc)
 
       scores =
         if visible,
-          do: Nx.select(Nx.broadcast(visible, scores.shape), scores, neg_inf),
+          do: Nx.select(Nx.broadcast(visible, scores.shape), scores, lowest),
           else: scores
 
       max = Nx.reduce_max(scores, axes: [4], keep_axes: true)
-      # rows that see no key: max is -inf; they give zeros, never NaN
+      # a row that an additive mask sets to -inf everywhere gives 0, not NaN
       finite_max = Nx.select(Nx.is_infinity(max), 0.0, max)
       e = Nx.exp(Nx.subtract(scores, finite_max))
       sum = Nx.sum(e, axes: [4], keep_axes: true)

@@ -119,6 +119,9 @@ const emlx_prim_traits emlx_prim_table[EMLX_PRIM_COUNT] = {
     [EMLX_PRIM_FAST_NORM] = {"fast_norm", -1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_FAST_ROPE] = {"fast_rope", -1, EMLX_CLASS_OTHER},
     [EMLX_PRIM_FAST_SWIGLU] = {"fast_swiglu", 2, EMLX_CLASS_OTHER},
+    /* attention family */
+    [EMLX_PRIM_SDPA] = {"fast_sdpa", -1, EMLX_CLASS_OTHER},
+    [EMLX_PRIM_KV_ATTENTION] = {"kv_cache_attention", -1, EMLX_CLASS_OTHER},
 };
 
 _Static_assert(sizeof emlx_prim_table / sizeof emlx_prim_table[0] == EMLX_PRIM_COUNT,

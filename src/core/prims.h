@@ -154,6 +154,9 @@ typedef enum emlx_prim {
   EMLX_PRIM_FAST_NORM,   /* rms_norm, layer_norm over the last axis */
   EMLX_PRIM_FAST_ROPE,   /* rotary position embedding */
   EMLX_PRIM_FAST_SWIGLU, /* silu(gate) * up */
+  /* ---- attention family (include/emlx/fast_attention.h; params_attention.h) ---- */
+  EMLX_PRIM_SDPA,         /* fused scaled dot-product attention */
+  EMLX_PRIM_KV_ATTENTION, /* KV-cache update + attention: three outputs */
 
   EMLX_PRIM_COUNT
 } emlx_prim;

@@ -14,6 +14,7 @@
  * <family>/kernels.h. A slot left NULL is reported by eval as unsupported
  * on cpu. View primitives are indexing/views.c's. */
 #include "cpu.h"
+#include "attention/kernels.h"
 #include "elementwise/bits.h"
 #include "elementwise/kernels.h"
 #include "elementwise/kernels_fused.h"
@@ -52,7 +53,7 @@ const emlx_backend emlx_cpu_backend = {
          EMLX_CPU_ELEMENTWISE_KERNELS EMLX_CPU_REDUCE_KERNELS EMLX_CPU_INDEXING_KERNELS
              EMLX_CPU_WINDOW_KERNELS EMLX_CPU_MATMUL_KERNELS EMLX_CPU_LINALG_KERNELS
                  EMLX_CPU_FFT_KERNELS EMLX_CPU_BITS_KERNELS
-                     EMLX_CPU_FAST_KERNELS},
+                     EMLX_CPU_FAST_KERNELS EMLX_CPU_ATTENTION_KERNELS},
     .fuse_supports = emlx_cpu_fuse_supports,
     .fuse_compile = emlx_cpu_fuse_compile,
     .fuse_run = emlx_cpu_fuse_run,

@@ -181,6 +181,35 @@ if Code.ensure_loaded?(Nx) do
     defp native(%EMLX.Fast.SwiGLU{}, out, [gate, up]) when fast?(gate, up),
       do: EMLX.fast_swiglu(ref(gate), ref(up)) |> B.to_nx(out)
 
+    defp native(%EMLX.Fast.SDPA{mask: kind, scale: scale}, out, [q, k, v | rest])
+         when fast?(q, k) and fast?(q, v) do
+      {q, k, v} = {ref(q), ref(k), ref(v)}
+
+      case {kind, rest} do
+        {:none, []} ->
+          EMLX.fast_sdpa(q, k, v, scale)
+
+        {:causal, []} ->
+          EMLX.fast_sdpa_causal(q, k, v, scale)
+
+        {:mask, [%T{type: {t, _}} = mask]} when t in [:s, :u] ->
+          EMLX.fast_sdpa_masked(q, k, v, scale, EMLX.astype(ref(mask), :bool))
+
+        {:mask, [%T{type: {t, _}} = mask]} when t in [:f, :bf] ->
+          EMLX.fast_sdpa_masked(q, k, v, scale, ref(mask))
+
+        {:causal_key_mask, [%T{type: {t, _}} = key_mask]} when t in [:s, :u, :f, :bf] ->
+          EMLX.fast_sdpa_causal_key_masked(q, k, v, scale, ref(key_mask))
+
+        _ ->
+          :default
+      end
+      |> case do
+        :default -> :default
+        result -> B.to_nx(result, out)
+      end
+    end
+
     defp native(_struct, _output, _args), do: :default
 
     # Nx's Householder QR (Nx.LinAlg.QR) reflects each column x onto

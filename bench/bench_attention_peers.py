@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""bench_attention_peers.py — the attention benchmark side by side, one run.
+
+Runs emlx_bench_bench_attention (the stream figure and the EMLX cases), then
+the same shapes in torch (F.scaled_dot_product_attention, enable_gqa), MLX
+(mx.fast.scaled_dot_product_attention) and, for the decode shapes, ggml's
+FLASH_ATTN_EXT through test-backend-ops perf with a generated --test-file;
+prints medians with min..max and the ratios the issue asks for:
+
+  decode  q {1,32,1,128}, K/V {1,8,4096,128}, f32 and bf16:
+          EMLX K/V bytes/s vs the stream bandwidth (goal >= 80%), vs ggml (>= 1x)
+  prefill causal, 512 tokens, 32/8 heads, D 128:  vs torch (>= 1.5x), vs MLX (>= 3x)
+
+    python3 bench/bench_attention_peers.py --bench build/emlx_bench_bench_attention \
+        [--ggml /path/to/test-backend-ops] [--reps 21]
+
+torch runs with OMP_WAIT_POLICY=PASSIVE and as many threads as EMLX. Peers
+missing from the Python environment are reported as skipped.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+DEC_Q, DEC_KV = (1, 32, 1, 128), (1, 8, 4096, 128)
+PRE_Q, PRE_KV = (1, 32, 512, 128), (1, 8, 512, 128)
+SCALE = 1 / 128 ** 0.5
+
+
+def stats(times):
+    times = sorted(times)
+    return statistics.median(times), times[0], times[-1]
+
+
+def timeit(fn, reps, warmup=3):
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e3)
+    return stats(out)
+
+
+def run_emlx(path, reps):
+    res = subprocess.run([path, "--reps", str(reps)], capture_output=True, text=True, check=True)
+    rows = {}
+    for line in res.stdout.splitlines():
+        if line.startswith("#") or " ratio " in line:
+            continue
+        kv = dict(x.split("=", 1) for x in line.split() if "=" in x)
+        rows[kv["case"]] = kv
+    threads = int(re.search(r"threads=(\d+)", res.stdout).group(1))
+    return rows, threads
+
+
+def run_torch(reps, threads):
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError as e:
+        return {"skipped": str(e)}
+    torch.set_num_threads(threads)
+    out = {}
+    g = torch.Generator().manual_seed(0)
+    for dt_name, dt in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+        for case, qs, kvs, causal in (("decode", DEC_Q, DEC_KV, False), ("prefill", PRE_Q, PRE_KV, True)):
+            q = torch.randn(qs, generator=g).to(dt)
+            k = torch.randn(kvs, generator=g).to(dt)
+            v = torch.randn(kvs, generator=g).to(dt)
+            with torch.no_grad():
+                f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=SCALE, enable_gqa=True)
+                out[f"sdpa_{case}_{dt_name}"] = timeit(f, reps)
+    out["version"] = torch.__version__
+    return out
+
+
+def run_mlx(reps):
+    try:
+        import mlx.core as mx
+    except ImportError as e:
+        return {"skipped": str(e)}
+    out = {}
+    for dt_name, dt in (("f32", mx.float32), ("bf16", mx.bfloat16)):
+        for case, qs, kvs, causal in (("decode", DEC_Q, DEC_KV, False), ("prefill", PRE_Q, PRE_KV, True)):
+            q = mx.random.normal(qs).astype(dt)
+            k = mx.random.normal(kvs).astype(dt)
+            v = mx.random.normal(kvs).astype(dt)
+            mx.eval(q, k, v)
+            kw = {"mask": "causal"} if causal else {}
+            f = lambda: mx.eval(mx.fast.scaled_dot_product_attention(q, k, v, scale=SCALE, **kw))
+            out[f"sdpa_{case}_{dt_name}"] = timeit(f, reps)
+    out["version"] = mx.__version__
+    return out
+
+
+# ggml's generic-op test file: op type ne[4] nparams params... nsrc {type ne[4] nb[4]}... name
+GGML_OP_FLASH_ATTN_EXT = 74  # index in enum ggml_op of the ggml tree used (checked below)
+GGML_TYPES = {"f32": (0, 4), "f16": (1, 2), "bf16": (30, 2)}
+
+
+def ggml_op_index(ggml_bin):
+    hdr = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(ggml_bin))), "include", "ggml.h")
+    try:
+        s = open(hdr).read()
+    except OSError:
+        return GGML_OP_FLASH_ATTN_EXT
+    body = re.search(r"enum ggml_op \{(.*?)\};", s, re.S).group(1)
+    names = [x.strip().split("=")[0].strip() for x in re.sub(r"//.*", "", body).split(",") if x.strip()]
+    return names.index("GGML_OP_FLASH_ATTN_EXT")
+
+
+def run_ggml(ggml_bin, reps):
+    if not ggml_bin or not os.path.exists(ggml_bin):
+        return {"skipped": "test-backend-ops not found (--ggml)"}
+    import struct
+
+    op = ggml_op_index(ggml_bin)
+    scale_bits = struct.unpack("<i", struct.pack("<f", SCALE))[0]
+    out = {}
+    for dt_name, kv_type in (("f32", "f32"), ("bf16", "bf16"), ("f16", "f16")):
+        t, es = GGML_TYPES[kv_type]
+        D, Tkv, Nkv, Nq = 128, 4096, 8, 32
+        q = f"0 {D} 1 {Nq} 1 4 {D*4} {D*4} {D*Nq*4}"
+        kv = f"{t} {D} {Tkv} {Nkv} 1 {es} {D*es} {D*Tkv*es} {D*Tkv*Nkv*es}"
+        line = f"{op} 0 {D} {Nq} 1 1 4 {scale_bits} 0 0 0 3 {q} {kv} {kv} -\n"
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write(line)
+            path = f.name
+        times = []
+        for _ in range(max(3, reps // 4)):
+            res = subprocess.run([ggml_bin, "perf", "-b", "CPU", "--test-file", path], capture_output=True, text=True)
+            m = re.search(r"([\d.]+) us/run", res.stdout)
+            if not m:
+                out[f"sdpa_decode_{dt_name}"] = None
+                out["error_" + dt_name] = (res.stdout + res.stderr)[-300:]
+                break
+            times.append(float(m.group(1)) / 1e3)
+        os.unlink(path)
+        if times:
+            out[f"sdpa_decode_{dt_name}"] = stats(times)
+    return out
+
+
+def fmt(t):
+    return "%.3f ms (%.3f..%.3f)" % t if t else "-"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", default="build/emlx_bench_bench_attention")
+    ap.add_argument("--ggml", default=os.environ.get("GGML_TEST_BACKEND_OPS"))
+    ap.add_argument("--reps", type=int, default=21)
+    a = ap.parse_args()
+    rows, threads = run_emlx(a.bench, a.reps)
+    stream = float(rows["stream"]["gb_s"])
+    print(f"# threads={threads} stream={stream:.2f} GB/s")
+    torch_r, mlx_r, ggml_r = run_torch(a.reps, threads), run_mlx(a.reps), run_ggml(a.ggml, a.reps)
+    for name, r in (("torch", torch_r), ("mlx", mlx_r), ("ggml", ggml_r)):
+        if "skipped" in r:
+            print(f"# {name}: skipped ({r['skipped']})")
+    for case in ("sdpa_decode_f32", "sdpa_decode_bf16", "sdpa_prefill_f32", "sdpa_prefill_bf16"):
+        e = rows.get(case)
+        if not e:
+            continue
+        med = float(e["median_ms"])
+        line = f"{case:18s} emlx {med:.3f} ms (min {float(e['min_ms']):.3f})"
+        if "decode" in case:
+            gbs = float(e["gb_s"])
+            line += f"  K/V {gbs:.2f} GB/s = {100 * gbs / stream:.0f}% of stream"
+        for name, r in (("torch", torch_r), ("mlx", mlx_r), ("ggml", ggml_r)):
+            t = r.get(case)
+            if t:
+                line += f" | {name} {fmt(t)} -> emlx {t[0] / med:.2f}x"
+        print(line)
+    for case in ("sdpa_decode_cold_f32", "sdpa_decode_cold_bf16"):
+        if case in rows:
+            e = rows[case]
+            print(f"{case:22s} emlx {float(e['median_ms']):.3f} ms ({float(e['min_ms']):.3f}..{float(e['max_ms']):.3f})"
+                  f"  K/V {e['gb_s']} GB/s = {e['pct_stream']}% of stream (caches evicted before each rep)")
+    if "kv_decode_bf16" in rows:
+        e = rows["kv_decode_bf16"]
+        print(f"kv_decode_bf16     emlx {float(e['median_ms']):.3f} ms  {e['pct_stream']}% of stream (in-place cache update + attention)")
+    if ggml_r.get("sdpa_decode_f16"):
+        print(f"(ggml f16 K/V decode: {fmt(ggml_r['sdpa_decode_f16'])})")
+    for k, v in ggml_r.items():
+        if k.startswith("error_"):
+            print(f"# ggml {k[6:]}: {v}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

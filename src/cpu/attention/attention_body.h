@@ -1,0 +1,352 @@
+/* attention_body.h — the per-ISA tile loop of the attention kernels (see
+ * attention.h), compiled once per level by attention_{scalar,avx2,avx512}.c
+ * after their att_vec_<isa>.h (AV_W lanes, AV_NV vectors per micro-tile
+ * row, av_* operations).
+ *
+ * One unit: pack its R query vectors (times the scale, f32, rows padded with
+ * zeros to Dp), then for each tile of up to EMLX_ATT_BK keys:
+ *   S = Q K^T      (R < 8: one dot per (row, key); else K is transposed once
+ *                   per tile and 4-row x AV_NV-vector micro-tiles run over it)
+ *   mask S         (hidden keys score -FLT_MAX, additive masks add)
+ *   online softmax (m, l, acc rescaled by exp(m_old - m_new); S becomes P)
+ *   acc += P V     (4-row x AV_NV-vector micro-tiles)
+ * f32 K/V rows with unit stride and D a multiple of AV_W are read in place;
+ * other dtypes and layouts are converted tile by tile into scratch. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "attention.h"
+#include "internal.h"
+#include "simd/body.h"
+
+#define ATT_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+static int64_t att_roundup(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* nrows rows of D elements (row stride rs, element stride ds, in elements)
+ * -> f32 rows of ld, zero-padded to ld. */
+static void att_rows(const char *src, emlx_dtype dt, int64_t rs, int64_t ds, int64_t nrows,
+                     int64_t D, float *dst, int64_t ld) {
+  size_t es = emlx_dtype_size(dt);
+  for (int64_t r = 0; r < nrows; r++) {
+    const char *row = src + (size_t)(r * rs) * es;
+    float *d = dst + r * ld;
+    if (ds == 1 && dt == EMLX_FLOAT32) {
+      memcpy(d, row, (size_t)D * sizeof(float));
+    } else if (ds == 1 && dt == EMLX_BFLOAT16) {
+      const uint16_t *p = (const uint16_t *)row;
+      int64_t j = 0;
+      for (; j + AV_W <= D; j += AV_W)
+        av_store(d + j, av_load_bf16(p + j));
+      for (; j < D; j++)
+        d[j] = emlx_cv_bf16_to_f32(p[j]);
+    } else if (ds == 1 && dt == EMLX_FLOAT16) {
+      vl_f16_to_f32((const uint16_t *)row, d, D);
+    } else {
+      for (int64_t j = 0; j < D; j++) {
+        const char *e = row + (size_t)(j * ds) * es;
+        float x;
+        if (dt == EMLX_FLOAT32)
+          memcpy(&x, e, sizeof x);
+        else {
+          uint16_t h;
+          memcpy(&h, e, sizeof h);
+          x = dt == EMLX_BFLOAT16 ? emlx_cv_bf16_to_f32(h) : emlx_cv_f16_to_f32(h);
+        }
+        d[j] = x;
+      }
+    }
+    if (ld > D)
+      memset(d + D, 0, (size_t)(ld - D) * sizeof(float));
+  }
+}
+
+/* ---- S = Q K^T ------------------------------------------------------------ */
+
+/* AV_W values of a K/V row: f32, or bf16 widened in registers (BF). */
+ATT_ALWAYS_INLINE av_f att_load_row(const int BF, const void *row, int64_t d) {
+  return BF ? av_load_bf16((const uint16_t *)row + d) : av_load((const float *)row + d);
+}
+static inline const void *att_row(const int BF, const void *base, int64_t j, int64_t ld) {
+  return BF ? (const void *)((const uint16_t *)base + j * ld)
+            : (const void *)((const float *)base + j * ld);
+}
+
+/* RB rows of Q (ld ldq) against nk keys (rows of K, ld ldk; f32, or bf16
+ * when BF), dl a multiple of AV_W. */
+ATT_ALWAYS_INLINE void qk_dot_rows(const int RB, const int BF, const float *Q, int64_t ldq,
+                                   const void *K, int64_t ldk, int64_t nk, int64_t dl, float *S,
+                                   int64_t lds) {
+  for (int64_t j = 0; j < nk; j++) {
+    const void *kj = att_row(BF, K, j, ldk);
+    av_f a[4] = {av_zero(), av_zero(), av_zero(), av_zero()};
+    for (int64_t d = 0; d < dl; d += AV_W) {
+      av_f kv = att_load_row(BF, kj, d);
+      for (int x = 0; x < RB; x++)
+        a[x] = av_fma(av_load(Q + x * ldq + d), kv, a[x]);
+    }
+    for (int x = 0; x < RB; x++)
+      S[x * lds + j] = av_hsum(a[x]);
+  }
+}
+
+static void qk_dot(const int BF, const float *Q, int64_t R, int64_t ldq, const void *K,
+                   int64_t ldk, int64_t nk, int64_t dl, float *S, int64_t lds) {
+  int64_t r = 0;
+  if (BF) {
+    for (; r + 4 <= R; r += 4)
+      qk_dot_rows(4, 1, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
+    for (; r < R; r++)
+      qk_dot_rows(1, 1, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
+    return;
+  }
+  for (; r + 4 <= R; r += 4)
+    qk_dot_rows(4, 0, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
+  for (; r < R; r++)
+    qk_dot_rows(1, 0, Q + r * ldq, ldq, K, ldk, nk, dl, S + r * lds, lds);
+}
+
+/* RB rows x NV vectors of S from KT (D rows of ldkt). */
+ATT_ALWAYS_INLINE void qk_kt_tile(const int RB, const int NV, const float *Q, int64_t ldq,
+                                  const float *KT, int64_t ldkt, int64_t D, float *S,
+                                  int64_t lds) {
+  av_f acc[4][AV_NV];
+  for (int x = 0; x < RB; x++)
+    for (int v = 0; v < NV; v++)
+      acc[x][v] = av_zero();
+  for (int64_t d = 0; d < D; d++) {
+    av_f kv[AV_NV];
+    for (int v = 0; v < NV; v++)
+      kv[v] = av_load(KT + d * ldkt + v * AV_W);
+    for (int x = 0; x < RB; x++) {
+      av_f qb = av_set1(Q[x * ldq + d]);
+      for (int v = 0; v < NV; v++)
+        acc[x][v] = av_fma(qb, kv[v], acc[x][v]);
+    }
+  }
+  for (int x = 0; x < RB; x++)
+    for (int v = 0; v < NV; v++)
+      av_store(S + x * lds + v * AV_W, acc[x][v]);
+}
+
+static void qk_kt(const float *Q, int64_t R, int64_t ldq, const float *KT, int64_t ldkt,
+                  int64_t nkp, int64_t D, float *S, int64_t lds) {
+  for (int64_t c = 0; c < nkp; c += AV_NV * AV_W) {
+    int64_t r = 0;
+    for (; r + 4 <= R; r += 4)
+      qk_kt_tile(4, AV_NV, Q + r * ldq, ldq, KT + c, ldkt, D, S + r * lds + c, lds);
+    for (; r < R; r++)
+      qk_kt_tile(1, AV_NV, Q + r * ldq, ldq, KT + c, ldkt, D, S + r * lds + c, lds);
+  }
+}
+
+/* ---- acc += P V ----------------------------------------------------------- */
+
+ATT_ALWAYS_INLINE void pv_tile(const int RB, const int NV, const int BF, const float *P,
+                               int64_t ldp, int64_t nk, const void *V, int64_t c, int64_t ldv,
+                               float *O, int64_t ldo) {
+  av_f acc[4][AV_NV];
+  for (int x = 0; x < RB; x++)
+    for (int v = 0; v < NV; v++)
+      acc[x][v] = av_load(O + x * ldo + v * AV_W);
+  for (int64_t j = 0; j < nk; j++) {
+    av_f vv[AV_NV];
+    const void *vj = att_row(BF, V, j, ldv);
+    for (int v = 0; v < NV; v++)
+      vv[v] = att_load_row(BF, vj, c + v * AV_W);
+    for (int x = 0; x < RB; x++) {
+      av_f pb = av_set1(P[x * ldp + j]);
+      for (int v = 0; v < NV; v++)
+        acc[x][v] = av_fma(pb, vv[v], acc[x][v]);
+    }
+  }
+  for (int x = 0; x < RB; x++)
+    for (int v = 0; v < NV; v++)
+      av_store(O + x * ldo + v * AV_W, acc[x][v]);
+}
+
+ATT_ALWAYS_INLINE void pv_bf(const int BF, const float *P, int64_t R, int64_t ldp, int64_t nk,
+                             const void *V, int64_t ldv, int64_t dvl, float *O, int64_t ldo) {
+  int64_t c = 0;
+  for (; c + AV_NV * AV_W <= dvl; c += AV_NV * AV_W) {
+    int64_t r = 0;
+    for (; r + 4 <= R; r += 4)
+      pv_tile(4, AV_NV, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo);
+    for (; r < R; r++)
+      pv_tile(1, AV_NV, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo);
+  }
+  for (; c < dvl; c += AV_W) {
+    int64_t r = 0;
+    for (; r + 4 <= R; r += 4)
+      pv_tile(4, 1, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo);
+    for (; r < R; r++)
+      pv_tile(1, 1, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo);
+  }
+}
+
+/* O[r] += sum_j P[r][j] V[j] over R rows; V rows f32, or bf16 when bf. */
+static void pv(int bf, const float *P, int64_t R, int64_t ldp, int64_t nk, const void *V,
+               int64_t ldv, int64_t dvl, float *O, int64_t ldo) {
+  if (bf)
+    pv_bf(1, P, R, ldp, nk, V, ldv, dvl, O, ldo);
+  else
+    pv_bf(0, P, R, ldp, nk, V, ldv, dvl, O, ldo);
+}
+
+/* ---- one unit --------------------------------------------------------------- */
+
+/* Masks row s (query i of head n, keys jt .. jt + nk) in place. */
+static void att_mask_row(const emlx_att_problem *p, int64_t b, int64_t n, int64_t i, int64_t jt,
+                         int64_t nk, float *s) {
+  if (p->mask_kind == 2) {
+    const float *mr = (const float *)p->mask + b * p->ms[0] + n * p->ms[1] + i * p->ms[2] +
+                      jt * p->ms[3];
+    for (int64_t j = 0; j < nk; j++)
+      s[j] += mr[j * p->ms[3]];
+  } else if (p->mask_kind == 1) {
+    const uint8_t *mr = (const uint8_t *)p->mask + b * p->ms[0] + n * p->ms[1] + i * p->ms[2] +
+                        jt * p->ms[3];
+    for (int64_t j = 0; j < nk; j++)
+      if (!mr[j * p->ms[3]])
+        s[j] = -FLT_MAX;
+  }
+  if (p->key_mask) {
+    const uint8_t *km = p->key_mask + b * p->kms[0] + jt * p->kms[1];
+    for (int64_t j = 0; j < nk; j++)
+      if (!km[j * p->kms[1]])
+        s[j] = -FLT_MAX;
+  }
+  if (p->causal) {
+    int64_t first_hidden = i + p->causal_off + 1 - jt;
+    for (int64_t j = first_hidden < 0 ? 0 : first_hidden; j < nk; j++)
+      s[j] = -FLT_MAX;
+  }
+}
+
+static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m, float *l,
+                    float *acc) {
+  const int64_t BK = EMLX_ATT_BK, Dp = p->Dp, Dvp = p->Dvp, D = p->D, Dv = p->Dv;
+  const int64_t nq = u->i1 - u->i0, R = (u->g1 - u->g0) * nq;
+  const emlx_dtype dt = p->dtype;
+  const size_t es = emlx_dtype_size(dt);
+  const int64_t dl = att_roundup(D, AV_W), dvl = att_roundup(Dv, AV_W);
+  const bool use_kt = R >= 8;
+  /* K/V rows read in place: f32 always; bf16 widened in registers, except
+   * K on the transposed path (converted once per tile there). */
+  const bool inplace_dt = dt == EMLX_FLOAT32 || dt == EMLX_BFLOAT16;
+  const bool kdirect = inplace_dt && p->ks[3] == 1 && D % AV_W == 0 &&
+                       (dt == EMLX_FLOAT32 || !use_kt);
+  const bool vdirect = inplace_dt && p->vs[3] == 1 && Dv % AV_W == 0;
+  const int kbf = kdirect && dt == EMLX_BFLOAT16, vbf = vdirect && dt == EMLX_BFLOAT16;
+
+  size_t nfloats = (size_t)(R * Dp + BK * Dp + Dp * BK + R * BK + BK * Dvp);
+  float *scratch = emlx__scratch_get(nfloats * sizeof(float));
+  if (!scratch)
+    return -1;
+  float *Qp = scratch, *Kbuf = Qp + R * Dp, *KT = Kbuf + BK * Dp, *S = KT + Dp * BK,
+        *Vbuf = S + R * BK;
+
+  for (int64_t g = u->g0; g < u->g1; g++) {
+    int64_t n = u->h * p->G + g;
+    for (int64_t i = u->i0; i < u->i1; i++) {
+      int64_t r = (g - u->g0) * nq + (i - u->i0);
+      const char *src = p->q + (size_t)(u->b * p->qs[0] + n * p->qs[1] + i * p->qs[2]) * es;
+      float *qr = Qp + r * Dp;
+      att_rows(src, dt, 0, p->qs[3], 1, D, qr, Dp);
+      for (int64_t d = 0; d < D; d++)
+        qr[d] *= p->scale;
+      if (u->init_sinks && p->sinks) {
+        m[r] = p->sinks[n * p->sks];
+        l[r] = 1.0f;
+      } else {
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+      }
+    }
+  }
+  memset(acc, 0, (size_t)(R * Dvp) * sizeof(float));
+
+  int64_t jend = u->j1;
+  if (p->causal && jend > u->i1 + p->causal_off)
+    jend = u->i1 + p->causal_off; /* (i1 - 1) + off + 1: no row sees beyond */
+  const char *kbase = p->k + (size_t)(u->b * p->ks[0] + u->h * p->ks[1]) * es;
+  const char *vbase = p->v + (size_t)(u->b * p->vs[0] + u->h * p->vs[1]) * es;
+  const bool masking = p->mask_kind != 0 || p->key_mask != NULL;
+
+  for (int64_t jt = u->j0; jt < jend; jt += BK) {
+    int64_t nk = jend - jt < BK ? jend - jt : BK;
+    const void *K;
+    int64_t ldk;
+    if (kdirect) {
+      K = kbase + (size_t)(jt * p->ks[2]) * es;
+      ldk = p->ks[2];
+    } else {
+      att_rows(kbase + (size_t)(jt * p->ks[2]) * es, dt, p->ks[2], p->ks[3], nk, D, Kbuf, Dp);
+      K = Kbuf;
+      ldk = Dp;
+    }
+    if (use_kt) {
+      int64_t nkp = att_roundup(nk, AV_NV * AV_W);
+      for (int64_t d = 0; d < D; d++) {
+        float *row = KT + d * BK;
+        for (int64_t j = 0; j < nk; j++)
+          row[j] = ((const float *)K)[j * ldk + d];
+        for (int64_t j = nk; j < nkp; j++)
+          row[j] = 0.0f;
+      }
+      qk_kt(Qp, R, Dp, KT, BK, nkp, D, S, BK);
+    } else {
+      qk_dot(kbf, Qp, R, Dp, K, ldk, nk, dl, S, BK);
+    }
+
+    bool causal_tile = p->causal && jt + nk - 1 > u->i0 + p->causal_off;
+    for (int64_t g = u->g0; g < u->g1; g++) {
+      int64_t n = u->h * p->G + g;
+      for (int64_t i = u->i0; i < u->i1; i++) {
+        int64_t r = (g - u->g0) * nq + (i - u->i0);
+        float *s = S + r * BK;
+        if (masking || causal_tile)
+          att_mask_row(p, u->b, n, i, jt, nk, s);
+        float mt = -INFINITY;
+        for (int64_t j = 0; j < nk; j++)
+          mt = s[j] > mt ? s[j] : mt;
+        float mnew = m[r] > mt ? m[r] : mt;
+        if (!(mnew > -FLT_MAX)) { /* nothing visible yet in this row */
+          memset(s, 0, (size_t)nk * sizeof(float));
+          continue;
+        }
+        float alpha = expf(m[r] - mnew);
+        for (int64_t j = 0; j < nk; j++)
+          s[j] -= mnew;
+        vl_exp_f32(s, s, nk);
+        float sum = 0.0f;
+        for (int64_t j = 0; j < nk; j++)
+          sum += s[j];
+        l[r] = l[r] * alpha + sum;
+        if (alpha != 1.0f) {
+          float *ar = acc + r * Dvp;
+          for (int64_t d = 0; d < dvl; d++)
+            ar[d] *= alpha;
+        }
+        m[r] = mnew;
+      }
+    }
+
+    const void *V;
+    int64_t ldv;
+    if (vdirect) {
+      V = vbase + (size_t)(jt * p->vs[2]) * es;
+      ldv = p->vs[2];
+    } else {
+      att_rows(vbase + (size_t)(jt * p->vs[2]) * es, dt, p->vs[2], p->vs[3], nk, Dv, Vbuf, Dvp);
+      V = Vbuf;
+      ldv = Dvp;
+    }
+    pv(vbf, S, R, BK, nk, V, ldv, dvl, acc, Dvp);
+  }
+  emlx__scratch_put(scratch);
+  return 0;
+}
+
+const emlx_att_table EMLX_ISA_NAME(emlx_att) = {.unit = att_unit};
