@@ -107,8 +107,8 @@ if Code.ensure_loaded?(Nx) do
     `(x - mean) / sqrt(var + eps) * weight + bias`.
 
     `layer_norm/3` (`x, weight, eps`) has no bias; `layer_norm/4`
-    (`x, weight, bias, eps`) adds one. Statistics in f32 for low-precision
-    inputs, as `rms_norm/3`.
+    (`x, weight, bias, eps`) adds one. For f16 and bf16 inputs everything is
+    computed in f32 and rounded once.
     """
     deftransform(layer_norm(x, weight, bias_or_eps \\ 1.0e-5, eps \\ nil))
 
@@ -133,15 +133,25 @@ if Code.ensure_loaded?(Nx) do
       block(%LayerNorm{eps: eps}, [x, weight, bias], out, &layer_norm_default/4)
     end
 
+    # The whole affine map in the accumulation type, rounded once (as the
+    # kernel does).
     @doc false
     def layer_norm_default(%LayerNorm{} = s, x, weight) do
-      Nx.multiply(weight, normalize(x, s.eps))
+      {normed, acc} = normalize(x, s.eps)
+      normed |> Nx.multiply(Nx.as_type(weight, acc)) |> Nx.as_type(out_type(x, weight))
     end
 
     @doc false
     def layer_norm_default(%LayerNorm{} = s, x, weight, bias) do
-      weight |> Nx.multiply(normalize(x, s.eps)) |> Nx.add(bias)
+      {normed, acc} = normalize(x, s.eps)
+
+      normed
+      |> Nx.multiply(Nx.as_type(weight, acc))
+      |> Nx.add(Nx.as_type(bias, acc))
+      |> Nx.as_type(x.type |> Nx.Type.merge(weight.type) |> Nx.Type.merge(bias.type))
     end
+
+    defp out_type(x, weight), do: Nx.Type.merge(x.type, weight.type)
 
     defp normalize(x, eps) do
       acc = accumulation_type(x.type)
@@ -149,7 +159,7 @@ if Code.ensure_loaded?(Nx) do
       mean = Nx.mean(x32, axes: [-1], keep_axes: true)
       centered = Nx.subtract(x32, mean)
       var = centered |> Nx.multiply(centered) |> Nx.mean(axes: [-1], keep_axes: true)
-      centered |> Nx.multiply(Nx.rsqrt(Nx.add(var, eps))) |> Nx.as_type(x.type)
+      {Nx.multiply(centered, Nx.rsqrt(Nx.add(var, eps))), acc}
     end
 
     ## Rotary position embeddings

@@ -410,6 +410,31 @@ if Code.ensure_loaded?(Nx) do
       end
     end
 
+    test "in bf16 the kernels and the default formulas agree" do
+      q = random({1, 4, 3, 16}, 50) |> Nx.as_type(:bf16)
+      k = random({1, 2, 9, 16}, 51) |> Nx.as_type(:bf16)
+      v = random({1, 2, 9, 16}, 52) |> Nx.as_type(:bf16)
+      x = random({3, 40}, 53) |> Nx.as_type(:bf16)
+      w = random({40}, 54) |> Nx.as_type(:bf16)
+
+      cases = [
+        fn q, k, v, _x, _w -> Fast.scaled_dot_product_attention_causal(q, k, v, 0.25) end,
+        fn _q, _k, _v, x, w -> Fast.rms_norm(x, w, 1.0e-5) end,
+        fn _q, _k, _v, x, w -> Fast.layer_norm(x, w, w, 1.0e-5) end,
+        fn q, _k, _v, _x, _w -> Fast.rope(q, 16, false, 10_000.0, 1.0, 5) end,
+        fn _q, _k, _v, x, _w -> Fast.swiglu(x, x) end
+      ]
+
+      for f <- cases do
+        native = apply(f, Enum.map([q, k, v, x, w], &on(&1, EMLX.Backend)))
+        default = apply(f, [q, k, v, x, w])
+        assert native.type == {:bf, 16}
+        # the two may round on different sides (rms_norm and rope round an
+        # intermediate to bf16, as MLX does): two bf16 steps (2^-7 relative)
+        assert_close(native, Nx.to_flat_list(Nx.as_type(default, :f64)), 1.6e-2)
+      end
+    end
+
     ## defn and grad
 
     test "inside defn the blocks give the eager results" do
