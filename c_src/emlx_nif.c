@@ -174,6 +174,7 @@ ERL_NIF_TERM nif_make_tensor(ErlNifEnv *env, emlx_array *a, int *ok) {
   }
   atomic_flag_clear(&t->lock);
   t->array = a;
+  atomic_init(&t->exported, false);
   atomic_fetch_add_explicit(&nif_count.tensors, 1, memory_order_relaxed);
   ERL_NIF_TERM ref = enif_make_resource(env, t);
   enif_release_resource(t);
@@ -240,6 +241,7 @@ ERL_NIF_TERM nif_make_number(ErlNifEnv *env, double v) {
 static void tensor_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   nif_tensor *t = obj;
+  nif_local_forget(t);
   emlx_release(t->array);
   t->array = NULL;
   atomic_fetch_sub_explicit(&nif_count.tensors, 1, memory_order_relaxed);

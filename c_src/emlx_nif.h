@@ -45,7 +45,13 @@ extern nif_atoms nif_atom;
 typedef struct nif_tensor {
   atomic_flag lock;
   emlx_array *array;
+  atomic_bool exported; /* it gave out a :local address (nif_pointers.c) */
 } nif_tensor;
+
+/* nif_pointers.c: records that owner, holding a, gave out address (size
+ * bytes) — false when out of memory; forgets every address owner gave. */
+bool nif_local_export(nif_tensor *owner, const emlx_array *a, uintptr_t address, size_t size);
+void nif_local_forget(nif_tensor *owner);
 
 /* A command queue: the engine queue and its device. Default queues belong to
  * the engine and are never freed; others are freed (off the scheduler) when

@@ -434,8 +434,17 @@ static bool finish_data_ptr(nif_job *j, ERL_NIF_TERM *out) {
    * refers to; it stays valid while the tensor is alive. */
   if (dense != j->array)
     nif_tensor_swap(j->tensor, emlx_retain(dense));
-  *out = enif_make_tuple2(j->env, enif_make_uint64(j->env, (uint64_t)(uintptr_t)emlx_data(dense)),
-                          enif_make_uint64(j->env, (uint64_t)emlx_nbytes(dense)));
+  uintptr_t address = (uintptr_t)emlx_data(dense);
+  size_t size = emlx_nbytes(dense);
+  /* Recorded for Nx.from_pointer/5 (nif_pointers.c), which takes back only
+   * addresses a live tensor gave out. */
+  if (!nif_local_export(j->tensor, dense, address, size)) {
+    emlx_release(dense);
+    job_fail(j, "out of memory recording the pointer");
+    return false;
+  }
+  *out = enif_make_tuple2(j->env, enif_make_uint64(j->env, (uint64_t)address),
+                          enif_make_uint64(j->env, (uint64_t)size));
   emlx_release(dense);
   return true;
 }

@@ -239,6 +239,7 @@
   X(reset_peak_memory, "reset_peak_memory", "", 0, h_reset_peak_memory)                            \
   /* ---- interop and devices ----------------------------------------------- */                   \
   X(array_from_shm, "array_from_shm", "Ssyu", 0, h_array_from_shm)                                 \
+  X(tensor_from_local_ptr, "tensor_from_local_ptr", "UU", 0, h_tensor_from_local_ptr)              \
   X(shm_unlink, "shm_unlink", "S", 0, h_shm_unlink)                                                \
   X(metal_start_capture, "metal_start_capture", "S", 0, h_metal_start_capture)                     \
   X(metal_stop_capture, "metal_stop_capture", "", 0, h_metal_stop_capture)                         \

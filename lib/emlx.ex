@@ -1408,6 +1408,18 @@ defmodule EMLX do
   end
 
   @doc """
+  A new tensor sharing the memory at `address` (`byte_size` bytes), which
+  must be an address `tensor_data_ptr/1` gave out for a tensor that is still
+  alive and unchanged (the engine only wraps memory it owns); the result has
+  that tensor's type and shape and keeps the memory alive on its own.
+  Raises `EMLX.NIFError` for any other address.
+  """
+  @spec tensor_from_local_ptr(non_neg_integer(), non_neg_integer()) :: tensor_ref()
+  def tensor_from_local_ptr(address, byte_size) do
+    unwrap!(EMLX.NIF.tensor_from_local_ptr(address, byte_size))
+  end
+
+  @doc """
   Unlinks a POSIX shared-memory segment by its name. Safe to call when it was
   already unlinked.
   """

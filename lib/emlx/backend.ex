@@ -36,6 +36,16 @@ if Code.ensure_loaded?(Nx) do
     outside a buffer. With `config :emlx, enable_bounds_check: true` (see
     `EMLX`) they raise `ArgumentError` instead.
 
+    ## Pointers
+
+    `Nx.to_pointer(t, mode: :local)` gives the address of `t`'s evaluated,
+    contiguous buffer, valid while `t` is alive; `Nx.from_pointer/5` takes back
+    such an address (a new tensor sharing the memory, which then keeps it
+    alive on its own) and refuses any other — EMLX wraps only memory it owns.
+    Once `t` is garbage-collected or deallocated its address is forgotten;
+    handing out a pointer keeps nothing alive. `mode: :ipc` copies the data
+    into a POSIX shared-memory segment that another OS process can open.
+
     ## Telemetry
 
     With `:telemetry` present (it comes with Nx), two spans are emitted:
@@ -349,7 +359,7 @@ if Code.ensure_loaded?(Nx) do
     ## Pointers
 
     @impl true
-    def to_pointer(%T{type: type, shape: shape} = t, opts) do
+    def to_pointer(%T{type: type} = t, opts) do
       opts = Keyword.validate!(opts, mode: :local, permissions: 0o600)
 
       if Types.special?(type) do
@@ -365,7 +375,6 @@ if Code.ensure_loaded?(Nx) do
       case opts[:mode] do
         :local ->
           {address, size} = EMLX.tensor_data_ptr(ref)
-          EMLX.Backend.Pointers.keep(address, size, ref, type, shape)
           %Nx.Pointer{kind: :local, address: address, data_size: size}
 
         :ipc ->

@@ -9,6 +9,9 @@ if Code.ensure_loaded?(Nx) do
     alias Nx.Tensor, as: T
     alias EMLX.Backend, as: B
 
+    defguardp fast?(a, b)
+              when a.type == b.type and a.type in [{:f, 32}, {:f, 16}, {:bf, 16}]
+
     @doc false
     def block(struct, output, args, fun) do
       case native(struct, output, args) do
@@ -144,6 +147,67 @@ if Code.ensure_loaded?(Nx) do
 
       p = EMLX.equal(rows, columns)
       {B.to_nx(p, p_out), B.to_nx(l, l_out), B.to_nx(u, u_out)}
+    end
+
+    # EMLX.Fast: the engine's fused kernels take f32, f16 and bf16 operands of
+    # one type; anything else runs the block's default formula.
+    defp native(%EMLX.Fast.RMSNorm{eps: eps}, out, [x, w]) when fast?(x, w),
+      do: EMLX.fast_rms_norm(ref(x), ref(w), eps) |> B.to_nx(out)
+
+    defp native(%EMLX.Fast.LayerNorm{eps: eps, bias?: false}, out, [x, w]) when fast?(x, w),
+      do: EMLX.fast_layer_norm_no_bias(ref(x), ref(w), eps) |> B.to_nx(out)
+
+    defp native(%EMLX.Fast.LayerNorm{eps: eps}, out, [x, w, b])
+         when fast?(x, w) and x.type == b.type,
+         do: EMLX.fast_layer_norm(ref(x), ref(w), ref(b), eps) |> B.to_nx(out)
+
+    defp native(%EMLX.Fast.RoPE{positions: false, freqs: false} = s, out, [a]) when fast?(a, a),
+      do: EMLX.fast_rope(ref(a), s.dims, s.traditional, s.base, s.scale, s.offset) |> B.to_nx(out)
+
+    defp native(%EMLX.Fast.RoPE{positions: true} = s, out, [a, ids])
+         when fast?(a, a) and elem(ids.type, 0) in [:s, :u] do
+      EMLX.fast_rope_positions(ref(a), s.dims, s.traditional, s.base, s.scale, ref(ids))
+      |> B.to_nx(out)
+    end
+
+    defp native(%EMLX.Fast.RoPE{freqs: true} = s, out, [a, offset, freqs])
+         when fast?(a, a) and elem(offset.type, 0) in [:s, :u] do
+      freqs = ref_as(freqs, {:f, 32})
+
+      EMLX.fast_rope_with_freqs(ref(a), s.dims, s.traditional, s.scale, ref(offset), freqs)
+      |> B.to_nx(out)
+    end
+
+    defp native(%EMLX.Fast.SwiGLU{}, out, [gate, up]) when fast?(gate, up),
+      do: EMLX.fast_swiglu(ref(gate), ref(up)) |> B.to_nx(out)
+
+    defp native(%EMLX.Fast.SDPA{mask: kind, scale: scale}, out, [q, k, v | rest])
+         when fast?(q, k) and fast?(q, v) do
+      {q, k, v} = {ref(q), ref(k), ref(v)}
+
+      case {kind, rest} do
+        {:none, []} ->
+          EMLX.fast_sdpa(q, k, v, scale)
+
+        {:causal, []} ->
+          EMLX.fast_sdpa_causal(q, k, v, scale)
+
+        {:mask, [%T{type: {t, _}} = mask]} when t in [:s, :u] ->
+          EMLX.fast_sdpa_masked(q, k, v, scale, EMLX.astype(ref(mask), :bool))
+
+        {:mask, [%T{type: {t, _}} = mask]} when t in [:f, :bf] ->
+          EMLX.fast_sdpa_masked(q, k, v, scale, ref(mask))
+
+        {:causal_key_mask, [%T{type: {t, _}} = key_mask]} when t in [:s, :u, :f, :bf] ->
+          EMLX.fast_sdpa_causal_key_masked(q, k, v, scale, ref(key_mask))
+
+        _ ->
+          :default
+      end
+      |> case do
+        :default -> :default
+        result -> B.to_nx(result, out)
+      end
     end
 
     defp native(_struct, _output, _args), do: :default

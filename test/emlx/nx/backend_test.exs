@@ -340,6 +340,51 @@ if Code.ensure_loaded?(Nx) do
         end
       end
 
+      test ":local pointers live as long as their tensor, and keep nothing alive" do
+        # A tensor made and pointed at in another process: when that process
+        # ends, its tensor is collected and its address is no longer taken.
+        parent = self()
+        bytes = 1 <<< 20
+
+        {pid, mon} =
+          spawn_monitor(fn ->
+            t = Nx.iota({div(bytes, 4)}, type: :f32, backend: EMLX.Backend)
+            p = Nx.to_pointer(t, mode: :local)
+            # while the tensor lives, the address is taken back and shared
+            back = Nx.from_pointer(EMLX.Backend, p, {:f, 32}, {div(bytes, 4)})
+            send(parent, {:pointer, p, Nx.to_number(back[12_345])})
+          end)
+
+        assert_receive {:pointer, pointer, 12_345.0}
+        assert_receive {:DOWN, ^mon, :process, ^pid, :normal}
+        :erlang.garbage_collect()
+
+        assert_raise ArgumentError, ~r/not given out by Nx.to_pointer|tensor is gone/, fn ->
+          Nx.from_pointer(EMLX.Backend, pointer, {:f, 32}, {div(bytes, 4)})
+        end
+
+        # a deallocated tensor no longer vouches for its address
+        t = Nx.tensor([1.0, 2.0, 3.0, 4.0], backend: EMLX.Backend)
+        p = Nx.to_pointer(t, mode: :local)
+        shared = Nx.from_pointer(EMLX.Backend, p, {:f, 32}, {2, 2})
+        assert :ok = Nx.backend_deallocate(t)
+
+        assert_raise ArgumentError, ~r/deallocated|not given out/, fn ->
+          Nx.from_pointer(EMLX.Backend, p, {:f, 32}, {4})
+        end
+
+        # ... while a tensor taken back earlier keeps the memory on its own
+        assert Nx.to_flat_list(shared) == [1.0, 2.0, 3.0, 4.0]
+
+        # the wrong size for the address is refused
+        t2 = Nx.tensor([1.0, 2.0], backend: EMLX.Backend)
+        p2 = Nx.to_pointer(t2, mode: :local)
+
+        assert_raise ArgumentError, ~r/cannot hold|another size/, fn ->
+          Nx.from_pointer(EMLX.Backend, %{p2 | data_size: 4}, {:f, 32}, {1})
+        end
+      end
+
       test "device options" do
         t = Nx.tensor([1, 2], backend: {EMLX.Backend, device: :cpu})
         assert Nx.to_flat_list(t) == [1, 2]
