@@ -9,19 +9,17 @@
  * attention softmax is f32.
  *
  * Per layer the fused kernels of emlx/fast.h (rms_norm, rope, swiglu) and
- * bf16 matmuls; attention goes through one function, attend(), composed
- * here from ordinary ops over a preallocated KV cache ({1, KV heads, T_max,
- * 128} per layer, updated in place with slice_update): matmul of the query
- * groups against the valid prefix of the cache, a causal mask for prefill,
- * softmax, matmul with V. GQA without copying K/V: the 4 query heads of a
- * KV head are one matrix of 4 * T rows.
+ * bf16 matmuls; attention is one fused node of emlx/fast_attention.h,
+ * emlx_kv_cache_sdpa_update, over a preallocated KV cache ({1, KV heads,
+ * T_max, 128} per layer): it writes the new rows in place and runs flash
+ * attention (causal, grouped-query, K/V never copied) over the valid prefix.
  *
  * It prints the prefill and decode speed (tokens/s, ms per token) and the
  * peak of emlx's memory counters, with a progress line while decoding, and
  * checks itself: the last logits are finite, and a second run from the same
  * prompt decodes the same tokens (greedy decode is deterministic). It also
  * reports whether the KV cache kept its buffer over the decode steps (the
- * slice_update in place).
+ * update in place).
  *
  *   emlx_decode [--layers N] [--prompt N] [--gen N] [--threads N]
  *
@@ -206,56 +204,28 @@ static void cache_free(cache *c, int nlayers) {
 
 /* ---- attention ------------------------------------------------------------------ */
 /* Causal GQA attention of q {1, NQ, T, HEAD} (roped) over the cache of one
- * layer after writing k, v {1, NKV, T, HEAD} at positions [pos, pos + T).
- * Replaces *kc, *vc by the updated caches (the old handles are released
- * first, so the update can reuse their buffers); returns {1, NQ, T, HEAD}.
- * Composed from ordinary ops; the attention kernels' kv-cache entry point
- * takes this function's place once it exists. */
+ * layer after writing k, v {1, NKV, T, HEAD} at positions [pos, pos + T),
+ * in one fused node (emlx_kv_cache_sdpa_update, emlx/fast_attention.h): the
+ * flash kernel reads the valid prefix of the cache in place, the four query
+ * heads of a KV head sharing its rows. Replaces *kc, *vc by the updated
+ * caches; the old handles are released before the eval, so the update
+ * writes into their buffers instead of copying them. Returns
+ * {1, NQ, T, HEAD}. */
 static emlx_array *attend(tmp *t, emlx_array *q, emlx_array *k, emlx_array *v, emlx_array **kc,
                           emlx_array **vc, int64_t pos, int64_t T) {
-  int64_t tmax = emlx_shape(*kc)[2], L = pos + T;
-  int64_t start[4] = {0, 0, pos, 0}, stop[4] = {1, NKV, pos + T, HEAD};
-  emlx_array *nk = emlx_slice_update(*kc, k, start, stop, NULL, 4);
-  emlx_array *nv = emlx_slice_update(*vc, v, start, stop, NULL, 4);
+  (void)T;
+  emlx_array *o = NULL, *nk = NULL, *nv = NULL;
+  int rc =
+      emlx_kv_cache_sdpa_update(q, k, v, *kc, *vc, pos, 1.0f / sqrtf((float)HEAD), &o, &nk, &nv);
+  if (rc != 0) {
+    t->failed = true;
+    return NULL;
+  }
   emlx_release(*kc);
   emlx_release(*vc);
   *kc = nk;
   *vc = nv;
-  if (!nk || !nv) {
-    t->failed = true;
-    return NULL;
-  }
-  int64_t s0[4] = {0, 0, 0, 0}, s1[4] = {1, NKV, L, HEAD};
-  (void)tmax;
-  emlx_array *kv = K(t, emlx_slice(nk, s0, s1, NULL, 4)); /* {1, NKV, L, HEAD} */
-  emlx_array *vv = K(t, emlx_slice(nv, s0, s1, NULL, 4));
-  int64_t gs[4] = {1, NKV, (NQ / NKV) * T, HEAD};
-  emlx_array *qg = K(t, emlx_reshape(q, gs, 4)); /* the query heads of each KV head */
-  const int tr[4] = {0, 1, 3, 2};
-  emlx_array *kt = K(t, emlx_transpose(kv, tr, 4));
-  emlx_array *s = K(t, emlx_matmul(qg, kt)); /* {1, NKV, G*T, L} */
-  emlx_array *sf = K(t, emlx_astype(s, EMLX_FLOAT32));
-  emlx_array *sc = K(t, emlx_scalar_tensor(1.0 / sqrt((double)HEAD), EMLX_FLOAT32, EMLX_CPU));
-  emlx_array *ss = K(t, emlx_multiply(sf, sc));
-  if (T > 1) { /* query i (position pos + i) sees keys j <= pos + i */
-    int64_t s5[5] = {1, NKV, NQ / NKV, T, L}, rs[2] = {T, 1}, cs[2] = {1, L};
-    emlx_array *s5a = K(t, emlx_reshape(ss, s5, 5));
-    emlx_array *rows = K(t, emlx_arange((double)pos, (double)(pos + T), 1.0, EMLX_INT32, EMLX_CPU));
-    emlx_array *cols = K(t, emlx_arange(0.0, (double)L, 1.0, EMLX_INT32, EMLX_CPU));
-    emlx_array *r2 = K(t, emlx_reshape(rows, rs, 2)), *c2 = K(t, emlx_reshape(cols, cs, 2));
-    emlx_array *ok = K(t, emlx_less_equal(c2, r2));
-    emlx_array *zero = K(t, emlx_scalar_tensor(0.0, EMLX_FLOAT32, EMLX_CPU));
-    emlx_array *ninf = K(t, emlx_scalar_tensor(-INFINITY, EMLX_FLOAT32, EMLX_CPU));
-    emlx_array *mask = K(t, emlx_where(ok, zero, ninf));
-    emlx_array *masked = K(t, emlx_add(s5a, mask));
-    ss = K(t, emlx_reshape(masked, emlx_shape(ss), 4));
-  }
-  const int last = -1;
-  emlx_array *p = K(t, emlx_softmax(ss, &last, 1, true));
-  emlx_array *pb = K(t, emlx_astype(p, EMLX_BFLOAT16));
-  emlx_array *o = K(t, emlx_matmul(pb, vv)); /* {1, NKV, G*T, HEAD} */
-  int64_t os[4] = {1, NQ, T, HEAD};
-  return K(t, emlx_reshape(o, os, 4));
+  return K(t, o);
 }
 
 /* ---- the forward pass -------------------------------------------------------------- */
