@@ -1,7 +1,8 @@
 # Makefile — the README's two commands and the other builds of EMLX.
 #
-#   make demo        build (Release, build/) and run the demo
-#   make demo-decode build and run the decode demo (examples/decode.c)
+#   make demo        build (Release, build/) and run the decode demo: a
+#                    Llama-shaped model's prefill and decode (examples/decode.c)
+#   make demo-short  build and run the short C API example (examples/demo.c)
 #   make test        build (Release, build/) and run every test: the C suite
 #                    through CTest, then the Elixir suite (mix test)
 #   make test-asan   the C suite under ASan + UBSan (build-asan/)
@@ -31,13 +32,13 @@ SAN_BUILD := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-
              -DEMLX_BUILD_BENCH=OFF
 CTEST_RUN := $(CTEST) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-.PHONY: all build demo demo-decode test test-c test-elixir test-asan test-tsan bench deps deps-python \
+.PHONY: all build demo demo-short demo-decode test test-c test-elixir test-asan test-tsan bench deps deps-python \
         format clean help
 
 all: build
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@bash scripts/deps.sh
@@ -49,14 +50,15 @@ build: deps
 	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
-demo: deps
+demo-short: deps
 	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target emlx_demo
 	./$(BUILD_DIR)/emlx_demo
 
-# DECODE_ARGS, e.g. make demo-decode DECODE_ARGS="--prompt 256 --gen 64"
+# DECODE_ARGS, e.g. make demo DECODE_ARGS="--prompt 256 --gen 64"
 DECODE_ARGS ?=
-demo-decode: deps
+demo-decode: demo
+demo: deps
 	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS) --target emlx_decode
 	./$(BUILD_DIR)/emlx_decode $(DECODE_ARGS)
