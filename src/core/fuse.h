@@ -93,10 +93,10 @@ void emlx__fuse_count_region(int nops);
  * (fuse_partition.c, fuse_run.c) */
 typedef struct emlx_fuse_region {
   int nmembers;
-  int *members; /* indices into order, ascending; the last one is the anchor */
-  int reducer;  /* a reduction (sum, max, product, min, all, any) reading a member,
-                   its first reader from outside, or -1:
-                   the region runs at its position and may feed it directly */
+  int *members;          /* indices into order, ascending; the last one is the anchor */
+  int reducer;           /* a reduction (sum, max, product, min, all, any) reading a member,
+                            its first reader from outside, or -1:
+                            the region runs at its position and may feed it directly */
   unsigned char *needed; /* with a reducer, by member (NULL: every member): 1 when this
                             eval reads it outside the region (a root, or a node of the
                             walk other than the reducer). A held member that is not
@@ -128,8 +128,7 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
  * flags of the regions with a reducer; roots are the arrays the eval was
  * asked for. 0, or -1 out of memory (then nothing is fused). */
 int emlx__fuse_partition(emlx_array *const *order, size_t n, emlx_array *const *roots,
-                         size_t nroots, int *region_of, emlx_fuse_region **regions,
-                         int *nregions);
+                         size_t nroots, int *region_of, emlx_fuse_region **regions, int *nregions);
 void emlx__fuse_regions_free(emlx_fuse_region *regions, int nregions);
 /* Runs region r of order at its anchor: 1 done (outputs READY, their nodes
  * DONE), 0 not run and nothing changed (a member was claimed elsewhere, or

@@ -332,8 +332,8 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, emlx_array *const *
                    ins3[0]->device == a->device;
   }
   rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);
-  if (rc == 0 && mark_needed(v, n, &map, roots, nroots, region_of, *regions_out,
-                             *nregions_out) != 0) {
+  if (rc == 0 &&
+      mark_needed(v, n, &map, roots, nroots, region_of, *regions_out, *nregions_out) != 0) {
     emlx__fuse_regions_free(*regions_out, *nregions_out);
     *regions_out = NULL;
     *nregions_out = 0;

@@ -293,7 +293,8 @@ static void test_semantics(void) {
   tu_check_array(mxw, EMLX_FLOAT32, oshw, 2, rmaxw, 0, "max NaN/identity, 70 channels");
   tu_check_array(mnw, EMLX_FLOAT32, oshw, 2, rminw, 0, "min NaN/identity, 70 channels");
   float got[2][4 * WC];
-  if (emlx_to_blob(mxw, got[0], sizeof got[0]) == 0 && emlx_to_blob(mnw, got[1], sizeof got[1]) == 0)
+  if (emlx_to_blob(mxw, got[0], sizeof got[0]) == 0 &&
+      emlx_to_blob(mnw, got[1], sizeof got[1]) == 0)
     for (int k = 0; k < 2; k++) {
       CHECK_MSG(!signbit(got[k][69]), "%s: +0 then -0 keeps +0", k ? "min" : "max");
       CHECK_MSG(signbit(got[k][WC + 68]), "%s: -0 then +0 keeps -0", k ? "min" : "max");

@@ -4,12 +4,14 @@
  * The weight is packed once per evaluation into panels of NR output
  * channels over every tap and input channel of a group (taps reversed when
  * flipping). The output rows of each group (batch x output positions) are
- * cut into blocks of MR rows, spread over the pool; a block whose MR
- * positions are consecutive on one output row with every tap inside the
- * input reads the input in place, any other (padding, input dilation, the
- * end of a row, the last block) is gathered first into a thread-scratch
- * tile of MR x K values, zero where a tap falls outside. Each block then
- * runs the micro-kernel once per panel, writing its output straight. */
+ * cut into blocks of MR rows, spread over the pool. A block whose MR
+ * positions are consecutive on one output row reads, per tap, the input in
+ * place (every row inside it), nothing (none inside: the tap is skipped) or
+ * a gathered MR x Cg strip (some inside: the ends of the row); any other
+ * block (input dilation, a block across rows, the last one)
+ * is gathered whole into a thread-scratch tile of MR x K values, zero where
+ * a tap falls outside. Each block then runs the micro-kernel once per
+ * panel, writing its output straight. */
 #include <string.h>
 
 #include "conv_geom.h"
@@ -38,29 +40,59 @@ static const float *row_base(const tile_ctx *c, int64_t grp, int64_t r, int64_t 
   return c->x + (conv_input_batch(g, n, grp) * g->Min * g->Cin + conv_input_chan0(g, grp));
 }
 
-/* Whether the MR rows from r0 read the input in place; if so the taps'
- * offsets (floats, from *base) of the first row go to toff. */
-static bool block_linear(const tile_ctx *c, int64_t grp, int64_t r0, const float **base,
-                         int64_t *toff) {
+/* The taps of the MR rows from r0 when they are consecutive positions of
+ * one output row (and the input has no dilation), into ta / trs / tb: per
+ * tap, the input in place when every row lands inside it, nothing when none
+ * does (the tap is left out), else the rows gathered into a strip of buf
+ * (MR x Cg at buf + t * MR * Cg). The number of taps listed, or -1 when the
+ * block is not such a run: then it is gathered whole. */
+static int64_t block_taps(const tile_ctx *c, int64_t grp, int64_t r0, float *buf, const float **ta,
+                          int64_t *trs, int64_t *tb) {
   const conv_geom *g = c->g;
   int mr = c->k->mr, last = g->ns - 1;
   if (!c->linear_ok || r0 + mr > c->rows || r0 / g->M != (r0 + mr - 1) / g->M)
-    return false;
-  int64_t oc[EMLX_MAX_NDIM], oe[EMLX_MAX_NDIM], kc[EMLX_MAX_NDIM];
-  *base = row_base(c, grp, r0, oc);
+    return -1;
+  int64_t oc[EMLX_MAX_NDIM], kc[EMLX_MAX_NDIM];
+  const float *xb = row_base(c, grp, r0, oc);
   if (oc[last] + mr > g->o_sp[last]) /* the block wraps onto the next output row */
-    return false;
-  memcpy(oe, oc, (size_t)g->ns * sizeof *oc);
-  oe[last] += mr - 1;
+    return -1;
+  int64_t sl = g->s[last], nl = g->in_sp[last], cin = g->Cin, cg = g->Cg, n = 0;
+  size_t run = (size_t)cg * sizeof(float);
   memset(kc, 0, (size_t)g->ns * sizeof *kc);
-  for (int64_t t = 0; t < g->KS; t++) {
-    int64_t p0 = conv_pixel(g, oc, kc), p1 = conv_pixel(g, oe, kc);
-    if (p0 < 0 || p1 < 0)
-      return false;
-    toff[t] = p0 * g->Cin;
-    conv_odo_inc(kc, g->k_sp, g->ns);
+  for (int64_t t = 0; t < g->KS; t++, conv_odo_inc(kc, g->k_sp, g->ns)) {
+    int64_t pix = 0;
+    bool inside = true;
+    for (int i = 0; i < last; i++) {
+      int64_t pd = oc[i] * g->s[i] + kc[i] * g->kd[i] - g->lo[i];
+      inside &= pd >= 0 && pd < g->in_sp[i];
+      pix += pd * g->in_rs[i];
+    }
+    /* Row r reads position iw0 + r * sl of the last axis: rows [rlo, rhi) land inside. */
+    int64_t iw0 = oc[last] * sl + kc[last] * g->kd[last] - g->lo[last];
+    int64_t rlo = iw0 >= 0 ? 0 : (-iw0 + sl - 1) / sl;
+    int64_t rhi = iw0 > nl - 1 ? 0 : (nl - 1 - iw0) / sl + 1;
+    if (rhi > mr)
+      rhi = mr;
+    if (!inside || rlo >= rhi)
+      continue;
+    const float *src = xb + (pix + iw0) * cin;
+    tb[n] = t * cg * c->k->nr;
+    if (rlo == 0 && rhi == mr) {
+      ta[n] = src;
+      trs[n++] = sl * cin;
+      continue;
+    }
+    float *strip = buf + t * mr * cg;
+    for (int64_t r = 0; r < mr; r++) {
+      if (r < rlo || r >= rhi)
+        memset(strip + r * cg, 0, run);
+      else
+        memcpy(strip + r * cg, src + r * sl * cin, run);
+    }
+    ta[n] = strip;
+    trs[n++] = cg;
   }
-  return true;
+  return n;
 }
 
 /* Rows [r0, r0 + MR) into buf (MR x K; rows past the end and taps outside
@@ -92,38 +124,40 @@ static void tile_range(void *vc, int64_t t0, int64_t t1) {
   tile_ctx *c = vc;
   const conv_geom *g = c->g;
   const emlx_conv_tile_kernel *k = c->k;
-  size_t toff_bytes = (size_t)(2 * g->KS) * sizeof(int64_t);
+  size_t tap_bytes = (size_t)g->KS * (sizeof(const float *) + 2 * sizeof(int64_t));
   size_t buf_bytes = (size_t)(k->mr * g->K) * sizeof(float);
-  char *scratch = emlx__scratch_get(toff_bytes + buf_bytes);
+  char *scratch = emlx__scratch_get(tap_bytes + buf_bytes);
   if (!scratch) {
     atomic_store(&c->failed, 1);
     return;
   }
-  int64_t *toff = (int64_t *)(void *)scratch, *goff = toff + g->KS;
-  float *buf = (float *)(void *)(scratch + toff_bytes);
-  for (int64_t t = 0; t < g->KS; t++)
-    goff[t] = t * g->Cg;
+  const float **ta = (const float **)(void *)scratch;
+  int64_t *trs = (int64_t *)(void *)(ta + g->KS), *tb = trs + g->KS;
+  float *buf = (float *)(void *)(tb + g->KS);
   for (int64_t t = t0; t < t1; t++) {
     int64_t grp = t / c->ntiles, r0 = (t % c->ntiles) * k->mr;
     int mv = (int)(c->rows - r0 < k->mr ? c->rows - r0 : k->mr);
-    const float *a;
-    const int64_t *offs;
-    int64_t rs;
-    if (block_linear(c, grp, r0, &a, toff)) {
-      offs = toff;
-      rs = g->s[g->ns - 1] * g->Cin;
-    } else {
+    int64_t ntaps = block_taps(c, grp, r0, buf, ta, trs, tb);
+    if (ntaps < 0) {
       block_gather(c, grp, r0, buf);
-      a = buf;
-      offs = goff;
-      rs = g->K;
+      for (int64_t q = 0; q < g->KS; q++) {
+        ta[q] = buf + q * g->Cg;
+        trs[q] = g->K;
+        tb[q] = q * g->Cg * k->nr;
+      }
+      ntaps = g->KS;
     }
     const float *bp = c->bp + grp * c->npan * g->K * k->nr;
     float *o = c->out + r0 * g->Cout + grp * g->Cog;
     for (int64_t jb = 0; jb < c->npan; jb++) {
       int64_t j0 = jb * k->nr;
       int nv = (int)(g->Cog - j0 < k->nr ? g->Cog - j0 : k->nr);
-      k->tile(a, offs, rs, g->KS, g->Cg, bp + jb * g->K * k->nr, o + j0, g->Cout, mv, nv);
+      if (ntaps == 0) { /* every tap in padding: zeros */
+        for (int r = 0; r < mv; r++)
+          memset(o + r * g->Cout + j0, 0, (size_t)nv * sizeof(float));
+        continue;
+      }
+      k->tile(ta, trs, tb, ntaps, g->Cg, bp + jb * g->K * k->nr, o + j0, g->Cout, mv, nv);
     }
   }
   emlx__scratch_put(scratch);

@@ -21,15 +21,15 @@ static __m256i lane_mask(int n) { /* the first n of 8 lanes (n may be <= 0 or >=
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
 }
 
-static void tile6x16(const float *a, const int64_t *toff, int64_t rs, int64_t taps, int64_t cg,
-                     const float *b, float *c, int64_t ldc, int mv, int nv) {
+static void tile6x16(const float *const *ta, const int64_t *trs, const int64_t *tb, int64_t taps,
+                     int64_t cg, const float *b, float *c, int64_t ldc, int mv, int nv) {
   __m256 lo0 = _mm256_setzero_ps(), hi0 = lo0, lo1 = lo0, hi1 = lo0, lo2 = lo0, hi2 = lo0,
          lo3 = lo0, hi3 = lo0, lo4 = lo0, hi4 = lo0, lo5 = lo0, hi5 = lo0;
-  const int64_t s = rs * (int64_t)sizeof(float);
   for (int64_t t = 0; t < taps; t++) {
-    const char *q0 = (const char *)(a + toff[t]);
+    const char *q0 = (const char *)ta[t];
+    const int64_t s = trs[t] * (int64_t)sizeof(float);
     const char *q3 = q0 + 3 * s;
-    const float *bp = b + t * cg * NR;
+    const float *bp = b + tb[t];
     for (int64_t ci = 0; ci < cg; ci++) {
       __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
       FMA2(0, q0);

@@ -18,17 +18,17 @@
     hi##i = _mm512_fmadd_ps(x_, b1, hi##i);                                                        \
   } while (0)
 
-static void tile14x32(const float *a, const int64_t *toff, int64_t rs, int64_t taps, int64_t cg,
-                      const float *b, float *c, int64_t ldc, int mv, int nv) {
+static void tile14x32(const float *const *ta, const int64_t *trs, const int64_t *tb, int64_t taps,
+                      int64_t cg, const float *b, float *c, int64_t ldc, int mv, int nv) {
   __m512 lo0 = _mm512_setzero_ps(), hi0 = lo0, lo1 = lo0, hi1 = lo0, lo2 = lo0, hi2 = lo0,
          lo3 = lo0, hi3 = lo0, lo4 = lo0, hi4 = lo0, lo5 = lo0, hi5 = lo0, lo6 = lo0, hi6 = lo0,
          lo7 = lo0, hi7 = lo0, lo8 = lo0, hi8 = lo0, lo9 = lo0, hi9 = lo0, lo10 = lo0, hi10 = lo0,
          lo11 = lo0, hi11 = lo0, lo12 = lo0, hi12 = lo0, lo13 = lo0, hi13 = lo0;
-  const int64_t s = rs * (int64_t)sizeof(float);
   for (int64_t t = 0; t < taps; t++) {
-    const char *q0 = (const char *)(a + toff[t]);
+    const char *q0 = (const char *)ta[t];
+    const int64_t s = trs[t] * (int64_t)sizeof(float);
     const char *q3 = q0 + 3 * s, *q6 = q0 + 6 * s, *q9 = q0 + 9 * s, *q12 = q0 + 12 * s;
-    const float *bp = b + t * cg * NR;
+    const float *bp = b + tb[t];
     for (int64_t ci = 0; ci < cg; ci++) {
       __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
       FMA2(0, q0);

@@ -18,7 +18,8 @@ void emlx_pool_fold_f32_avx2(const float *const *p, int n, int64_t C, float *o, 
   int64_t c = 0;
   for (; c + 32 <= C; c += 32) {
     __m256 a0 = first ? id : _mm256_loadu_ps(o + c), a1 = first ? id : _mm256_loadu_ps(o + c + 8);
-    __m256 a2 = first ? id : _mm256_loadu_ps(o + c + 16), a3 = first ? id : _mm256_loadu_ps(o + c + 24);
+    __m256 a2 = first ? id : _mm256_loadu_ps(o + c + 16),
+           a3 = first ? id : _mm256_loadu_ps(o + c + 24);
     for (int k = 0; k < n; k++) {
       const float *q = p[k] + c;
       a0 = best(a0, _mm256_loadu_ps(q), is_max);

@@ -18,7 +18,8 @@ void emlx_pool_fold_f32_avx512(const float *const *p, int n, int64_t C, float *o
   int64_t c = 0;
   for (; c + 64 <= C; c += 64) {
     __m512 a0 = first ? id : _mm512_loadu_ps(o + c), a1 = first ? id : _mm512_loadu_ps(o + c + 16);
-    __m512 a2 = first ? id : _mm512_loadu_ps(o + c + 32), a3 = first ? id : _mm512_loadu_ps(o + c + 48);
+    __m512 a2 = first ? id : _mm512_loadu_ps(o + c + 32),
+           a3 = first ? id : _mm512_loadu_ps(o + c + 48);
     for (int k = 0; k < n; k++) {
       const float *q = p[k] + c;
       a0 = best(a0, _mm512_loadu_ps(q), is_max);
