@@ -260,11 +260,7 @@ static int eval_region(const emlx_fuse_region *r, emlx_array **order) {
     rc = 0;
   else if (rc == 0)
     for (int m = 0; m < r->nmembers && rc == 0; m++)
-      /* A member nothing else of this eval reads is left to the reduction,
-       * which computes it if it still needs it (another thread's eval may
-       * have fed the reduction already and left it lazy). */
-      if (!r->needed || r->needed[m])
-        rc = eval_one(order[r->members[m]]);
+      rc = eval_one(order[r->members[m]]);
   if (rc == 0 && r->reducer >= 0)
     rc = eval_one(order[r->reducer]); /* nothing left to do if it was fed directly */
   for (int m = 0; m < r->nmembers; m++) {
