@@ -303,7 +303,7 @@ int emlx__eval(emlx_array *const *arrays, size_t n) {
   if (norder >= 2 && emlx__fusion_on()) {
     region_of = malloc(norder * sizeof *region_of);
     if (region_of &&
-        (emlx__fuse_partition(order, norder, arrays, n, region_of, &regions, &nregions) != 0 ||
+        (emlx__fuse_partition(order, norder, region_of, &regions, &nregions) != 0 ||
          nregions == 0)) {
       free(region_of);
       region_of = NULL;

@@ -93,16 +93,10 @@ void emlx__fuse_count_region(int nops);
  * (fuse_partition.c, fuse_run.c) */
 typedef struct emlx_fuse_region {
   int nmembers;
-  int *members;          /* indices into order, ascending; the last one is the anchor */
-  int reducer;           /* a reduction (sum, max, product, min, all, any) reading a member,
-                            its first reader from outside, or -1:
-                            the region runs at its position and may feed it directly */
-  unsigned char *needed; /* with a reducer, by member (NULL: every member): 1 when this
-                            eval reads it outside the region (a root, or a node of the
-                            walk other than the reducer). A held member that is not
-                            needed stays lazy, so the reducer can still be fed directly
-                            (sum(astype(x, int64)) with the astype held: no 2x-sized
-                            intermediate written and its fresh pages touched) */
+  int *members; /* indices into order, ascending; the last one is the anchor */
+  int reducer;  /* a reduction (sum, max, product, min, all, any) reading a member,
+                   its first reader from outside, or -1:
+                   the region runs at its position and may feed it directly */
 } emlx_fuse_region;
 
 /* A vertex of the graph to partition, in dependency order: whether it may
@@ -124,11 +118,10 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
                      emlx_fuse_region **regions, int *nregions);
 
 /* Fills region_of[i] (the region index of order[i], or -1) and *regions with
- * the regions of two or more nodes (or one and a reducer), and the needed
- * flags of the regions with a reducer; roots are the arrays the eval was
- * asked for. 0, or -1 out of memory (then nothing is fused). */
-int emlx__fuse_partition(emlx_array *const *order, size_t n, emlx_array *const *roots,
-                         size_t nroots, int *region_of, emlx_fuse_region **regions, int *nregions);
+ * the regions of two or more nodes. 0, or -1 out of memory (then nothing is
+ * fused). */
+int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
+                         emlx_fuse_region **regions, int *nregions);
 void emlx__fuse_regions_free(emlx_fuse_region *regions, int nregions);
 /* Runs region r of order at its anchor: 1 done (outputs READY, their nodes
  * DONE), 0 not run and nothing changed (a member was claimed elsewhere, or

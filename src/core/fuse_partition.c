@@ -227,58 +227,8 @@ static bool node_fusable(const emlx_array *a, emlx_array *const *ins, int nin) {
                              dt, nin, a->dtype);
 }
 
-/* Sets the needed flag of vertex i, a member of g (members are ascending). */
-static void mark_member(emlx_fuse_region *g, int i) {
-  if (!g->needed)
-    return;
-  int lo = 0, hi = g->nmembers - 1;
-  while (lo <= hi) {
-    int mid = lo + (hi - lo) / 2;
-    if (g->members[mid] == i) {
-      g->needed[mid] = 1;
-      return;
-    }
-    if (g->members[mid] < i)
-      lo = mid + 1;
-    else
-      hi = mid - 1;
-  }
-}
-
-/* The needed flags (fuse.h) of the regions with a reducer: a member is
- * needed when it is a root or a vertex outside its region (the reducer is
- * inside) reads it. 0, or -1 out of memory. */
-static int mark_needed(const emlx_fuse_vertex *v, size_t n, const emlx_ptrmap *map,
-                       emlx_array *const *roots, size_t nroots, const int *region_of,
-                       emlx_fuse_region *regions, int nregions) {
-  for (int r = 0; r < nregions; r++) {
-    if (regions[r].reducer < 0)
-      continue;
-    regions[r].needed = calloc((size_t)regions[r].nmembers, 1);
-    if (!regions[r].needed)
-      return -1;
-  }
-  for (size_t j = 0; j < n; j++)
-    for (int k = 0; k < v[j].nin; k++) {
-      int i = v[j].in[k];
-      if (i < 0 || region_of[i] < 0 || region_of[i] == region_of[j])
-        continue;
-      emlx_fuse_region *g = &regions[region_of[i]];
-      mark_member(g, i);
-    }
-  for (size_t k = 0; k < nroots; k++) {
-    int i = roots[k] ? emlx__ptrmap_get(map, roots[k]) : -1;
-    if (i < 0 || region_of[i] < 0)
-      continue;
-    emlx_fuse_region *g = &regions[region_of[i]];
-    mark_member(g, i);
-  }
-  return 0;
-}
-
-int emlx__fuse_partition(emlx_array *const *order, size_t n, emlx_array *const *roots,
-                         size_t nroots, int *region_of, emlx_fuse_region **regions_out,
-                         int *nregions_out) {
+int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
+                         emlx_fuse_region **regions_out, int *nregions_out) {
   *regions_out = NULL;
   *nregions_out = 0;
   for (size_t i = 0; i < n; i++)
@@ -332,15 +282,6 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, emlx_array *const *
                    ins3[0]->device == a->device;
   }
   rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);
-  if (rc == 0 &&
-      mark_needed(v, n, &map, roots, nroots, region_of, *regions_out, *nregions_out) != 0) {
-    emlx__fuse_regions_free(*regions_out, *nregions_out);
-    *regions_out = NULL;
-    *nregions_out = 0;
-    for (size_t i = 0; i < n; i++)
-      region_of[i] = -1;
-    rc = -1;
-  }
 out:
   free(cnt);
   emlx__ptrmap_free(&map);
@@ -350,9 +291,7 @@ out:
 }
 
 void emlx__fuse_regions_free(emlx_fuse_region *regions, int nregions) {
-  for (int r = 0; r < nregions; r++) {
+  for (int r = 0; r < nregions; r++)
     free(regions[r].members);
-    free(regions[r].needed);
-  }
   free(regions);
 }

@@ -119,12 +119,8 @@ int emlx__fuse_run_region(const emlx_fuse_region *r, emlx_array *const *order) {
     ok = emlx__fuse_desc_add_op(&d, node->prim, a->dtype, node->ninputs, arg_id[m], node->params,
                                 node->params_size) >= 0;
     /* A value leaves the region when anyone but its region consumers and
-     * the walk holds it, unless the region feeds a reducer and nothing in
-     * this eval reads the value: then it stays lazy for its holder. (The
-     * reducer's input always is the plan's output, which the reducer reads.) */
-    bool lazy_ok = red && r->needed && !r->needed[m];
-    if (ok && atomic_load(&a->refcount) > 1 + internal[m] &&
-        (!lazy_ok || a == red->node->inputs[0])) {
+     * the walk holds it. */
+    if (ok && atomic_load(&a->refcount) > 1 + internal[m]) {
       if (d.noutputs == EMLX_FUSE_MAX_OUTPUTS)
         ok = false;
       else {
@@ -140,13 +136,11 @@ int emlx__fuse_run_region(const emlx_fuse_region *r, emlx_array *const *order) {
     unclaim(order, r, nm, red != NULL);
     return 0;
   }
-  /* The reduction reads the region's only output, which nobody else holds
-   * (but the walk and the reduction) or nothing else in this eval reads:
+  /* The reduction reads the region's only output, which nobody else holds:
    * feed it directly, the output never stored. */
-  int red_m = red && d.noutputs == 1 ? d.out_value[0] - d.ninputs : -1;
-  if (red_m >= 0 && outputs[0] == red->node->inputs[0] &&
-      (atomic_load(&outputs[0]->refcount) == 2 + internal[red_m] ||
-       (r->needed && !r->needed[red_m]))) {
+  if (red && d.noutputs == 1 && outputs[0] == red->node->inputs[0] &&
+      atomic_load(&outputs[0]->refcount) ==
+          2 + internal[d.out_value[0] - d.ninputs]) { /* the walk's and the reduction's */
     int rc = emlx__fuse_plan_reduce(plan, inputs, red->node, outputs[0], red);
     if (rc <= 0) {
       emlx__fuse_plan_release(plan);

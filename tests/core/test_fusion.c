@@ -1211,76 +1211,6 @@ static void test_eval_stats(void) {
   emlx_release(x);
 }
 
-/* ---- a held intermediate feeding a reduction --------------------------------- */
-
-/* s = sum(y), y = astype(x_int32, int64), the caller holding y (as a BEAM
- * term does): eval(s) feeds the sum straight from the fused region and
- * leaves y lazy, so no intermediate twice the input's size is written; y is
- * computed when asked for, later or as a root of the same eval; and a node of
- * the same eval that reads y gets it from the region (computed once). */
-static void test_held_reducer_input(void) {
-  enum { NX = 1 << 16 };
-  int32_t *xv = malloc(NX * sizeof *xv);
-  int64_t *yv = malloc(NX * sizeof *yv);
-  tu_rng r = {1111};
-  int64_t ref = 0;
-  for (int i = 0; i < NX; i++) {
-    xv[i] = (int32_t)(uint32_t)(tu_next(&r) >> 32); /* full range: the int32 sum wraps */
-    ref += xv[i];
-  }
-  int64_t sh[1] = {NX}, got = 0;
-  emlx_array *x = emlx_from_blob(xv, EMLX_INT32, sh, 1, EMLX_CPU);
-  emlx_set_fusion_enabled(true);
-
-  /* y held, s asked for */
-  emlx_array *y = emlx_astype(x, EMLX_INT64), *s = emlx_sum(y, NULL, 0, false);
-  emlx_fusion_stats f0 = fstats();
-  CHECK_OK(emlx_eval(&s, 1));
-  CHECK_MSG(fstats().regions == f0.regions + 1, "held astype: the sum ran as a fused region");
-  CHECK_MSG(!emlx_is_evaluated(y), "held astype: not materialised by eval(sum), still lazy");
-  CHECK_OK(emlx_item_i64(s, &got));
-  CHECK_EQ_I64(got, ref);
-  CHECK_OK(emlx_to_blob(y, yv, NX * sizeof *yv));
-  bool same = true;
-  for (int i = 0; i < NX; i++)
-    same &= yv[i] == (int64_t)xv[i];
-  CHECK_MSG(same, "held astype: its values when asked for later");
-  emlx_release(s), emlx_release(y);
-
-  /* y and s both asked for */
-  y = emlx_astype(x, EMLX_INT64);
-  s = emlx_sum(y, NULL, 0, false);
-  emlx_array *both[2] = {s, y};
-  CHECK_OK(emlx_eval(both, 2));
-  CHECK_MSG(emlx_is_evaluated(y) && emlx_is_evaluated(s), "astype and sum as roots: both computed");
-  CHECK_OK(emlx_item_i64(s, &got));
-  CHECK_EQ_I64(got, ref);
-  CHECK_OK(emlx_to_blob(y, yv, NX * sizeof *yv));
-  same = true;
-  for (int i = 0; i < NX; i++)
-    same &= yv[i] == (int64_t)xv[i];
-  CHECK_MSG(same, "astype as a root: its values");
-  emlx_release(s), emlx_release(y);
-
-  /* y read by another node of the eval: z = y + sum(y) */
-  y = emlx_astype(x, EMLX_INT64);
-  s = emlx_sum(y, NULL, 0, false);
-  emlx_array *z = emlx_add(y, s);
-  uint64_t c0 = computed();
-  CHECK_OK(emlx_eval(&z, 1));
-  CHECK_MSG(computed() - c0 == 3,
-            "astype read by the sum and an add: astype, sum, add computed once each (got %llu)",
-            (unsigned long long)(computed() - c0));
-  CHECK_OK(emlx_to_blob(z, yv, NX * sizeof *yv));
-  same = true;
-  for (int i = 0; i < NX; i++)
-    same &= yv[i] == (int64_t)((uint64_t)xv[i] + (uint64_t)ref);
-  CHECK_MSG(same, "y + sum(y): its values");
-  emlx_release(z), emlx_release(s), emlx_release(y);
-  emlx_release(x);
-  free(xv), free(yv);
-}
-
 /* ---- concurrent evals share plans ---------------------------------------------- */
 
 typedef struct thr_arg {
@@ -1555,7 +1485,6 @@ int main(int argc, char **argv) {
   test_plan_cache();
   test_plan_cache_params();
   test_eval_stats();
-  test_held_reducer_input();
   test_threads();
   test_shared_graph_threads();
   test_long_chain();
