@@ -206,6 +206,15 @@ static const cspec cases[] = {
     {2, 0, 3, 4, 1, 1, {5, 5}, {3, 3}, ONES, ZEROS, ZEROS, ONES, ONES, false}, /* empty N */
     {2, 1, 3, 4, 1, 1, {2, 2}, {3, 3}, ONES, ZEROS, ZEROS, ONES, ONES, false}, /* out 0 */
     {2, 1, 0, 4, 1, 1, {3, 3}, {2, 2}, ONES, ZEROS, ZEROS, ONES, ONES, false}, /* C_in 0 */
+    /* output rows of 14+ positions: the tiled f32 kernels (conv_tile.c) read
+     * the input in place there; with strides, kernel dilation, flip, groups,
+     * batch groups, output channels past a panel, 1-D and 3-D, and input
+     * dilation (always gathered) */
+    {2, 2, 5, 40, 1, 1, {5, 40}, {3, 3}, {1, 2}, {1, 2}, {1, 0}, {1, 2}, ONES, true},
+    {1, 3, 4, 6, 2, 1, {50}, {4}, {3}, {2}, {1}, {2}, ONES, false},
+    {2, 4, 3, 34, 1, 2, {6, 30}, {2, 3}, ONES, ZEROS, ZEROS, ONES, ONES, false},
+    {2, 1, 3, 5, 1, 1, {3, 20}, {2, 2}, ONES, {1, 1}, {1, 1}, ONES, {1, 2}, false},
+    {3, 1, 2, 3, 1, 1, {2, 3, 20}, {1, 2, 3}, ONES, ZEROS, {0, 0, 1}, ONES, ONES, false},
     /* several im2col row blocks (K = 576 f32: ~1800 rows per block) */
     {2, 2, 64, 8, 1, 1, {32, 32}, {3, 3}, ONES, {1, 1}, {1, 1}, ONES, ONES, false},
 };

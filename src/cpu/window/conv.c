@@ -11,7 +11,10 @@
  * kernels; these thread themselves), writing straight into the output's columns of that group.
  * 1x1 convolutions without stride, padding or dilation skip im2col: the
  * input's pixels already are A. Depthwise convolutions (C_in/G == 1) in
- * f32/f64 run the direct kernel of conv_direct.c instead. */
+ * f32/f64 run the direct kernel of conv_direct.c instead, and the other f32
+ * convolutions at the AVX2 and AVX-512 levels the implicit-GEMM
+ * micro-kernels of conv_tile.c (no im2col block at all); the scalar level
+ * keeps im2col + BLAS. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,8 +176,11 @@ int emlx_cpu_conv(const emlx_node *node, emlx_array *const *inputs, emlx_array *
     return -1;
   }
   int rc;
+  const struct emlx_conv_tile_kernel *tk = NULL;
   if (conv_direct_ok(&g)) {
     rc = emlx_cpu_conv_direct(&g, x, w, emlx__data(out));
+  } else if ((tk = emlx_cpu_conv_tile_kernel(&g)) != NULL) {
+    rc = emlx_cpu_conv_tiled(&g, tk, x, w, emlx__data(out));
   } else {
     emlx_buffer *ph;
     char *wp = emlx_cpu_mm_scratch((size_t)(g.G * g.K * g.Cog) * g.esize, &ph);

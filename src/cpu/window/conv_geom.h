@@ -129,4 +129,12 @@ static inline bool conv_direct_ok(const conv_geom *g) {
 /* conv_direct.c: the depthwise kernel over contiguous x and w into out. */
 int emlx_cpu_conv_direct(const conv_geom *g, const char *x, const char *w, char *out);
 
+/* conv_tile.c: the f32 micro-kernel of this ISA level for g (NULL: none,
+ * im2col + BLAS instead), and the convolution through it over contiguous x
+ * and w into out. */
+struct emlx_conv_tile_kernel;
+const struct emlx_conv_tile_kernel *emlx_cpu_conv_tile_kernel(const conv_geom *g);
+int emlx_cpu_conv_tiled(const conv_geom *g, const struct emlx_conv_tile_kernel *k, const char *x,
+                        const char *w, char *out);
+
 #endif

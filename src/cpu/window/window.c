@@ -7,7 +7,8 @@
  *  - channels: when the last axis is untouched (window 1, stride 1, no
  *    padding or dilation, unit stride) — NHWC pooling — each output position
  *    accumulates whole channel blocks, an inner loop over contiguous memory
- *    the compiler vectorises;
+ *    the compiler vectorises (f32 max and min at the AVX2 and AVX-512
+ *    levels: pool_avx2.c / pool_avx512.c, channels held in registers);
  *  - generic: any window; per output element, per axis, the range of taps
  *    inside the input is computed once (padding taps hold the identity and
  *    are skipped), then an odometer walks the taps.
@@ -19,7 +20,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "isa.h"
 #include "kernels.h"
+#include "pool_f32.h"
 #include "window_util.h"
 
 #define WIN_CB 256 /* channels per block in the channels driver */
@@ -256,6 +259,47 @@ WIN_KERNELS(f64, double, F, double, LD_F, ST_F64, -INFINITY, INFINITY)
       odo_inc(oc, c->oshape, r);                                                                   \
     }                                                                                              \
   }
+/* The same through a per-ISA fold (pool_f32.h) that keeps the channels in
+ * registers across the taps: the taps' pointers are collected, POOL_BATCH
+ * at a time. */
+#define POOL_BATCH 32
+typedef struct pool_ctx {
+  win_ctx w;
+  emlx_pool_fold_f32 fold;
+  bool is_max;
+} pool_ctx;
+
+static void win_chan_pool_f32(void *vc, int64_t j0, int64_t j1) {
+  const pool_ctx *pc = vc;
+  const win_ctx *c = &pc->w;
+  const float *in = c->in;
+  float *out = c->out;
+  int r = c->ndim - 1;
+  int64_t C = c->chans;
+  int64_t oc[EMLX_MAX_NDIM], kmin[EMLX_MAX_NDIM], kmax[EMLX_MAX_NDIM], kc[EMLX_MAX_NDIM];
+  const float *taps[POOL_BATCH];
+  unravel(j0, c->oshape, r, oc);
+  for (int64_t j = j0; j < j1; j++) {
+    float *o = out + j * C;
+    int64_t off;
+    int n = 0;
+    bool first = true;
+    if (taps_begin(c, r, oc, kmin, kmax, kc, &off)) {
+      do {
+        taps[n++] = in + off;
+        if (n == POOL_BATCH) {
+          pc->fold(taps, n, C, o, first, pc->is_max);
+          first = false;
+          n = 0;
+        }
+      } while (taps_next(c, r, kmin, kmax, kc, &off));
+    }
+    if (n > 0 || first)
+      pc->fold(taps, n, C, o, first, pc->is_max);
+    odo_inc(oc, c->oshape, r);
+  }
+}
+
 #define WIN_GT(v, a) ((v) > (a))
 #define WIN_LT(v, a) ((v) < (a))
 WIN_CHAN_F32(win_chan_max_f32, WIN_GT, -INFINITY)
@@ -319,10 +363,19 @@ int emlx_cpu_window_reduce(const emlx_node *node, emlx_array *const *inputs,
     int64_t rows = out->size / c.chans;
     int64_t grain = 65536 / (taps * c.chans) + 1;
     emlx_range_fn fn = fns->chan;
-    if (a->dtype == EMLX_FLOAT32 && c.op == EMLX_WINDOW_MAX)
-      fn = win_chan_max_f32;
-    else if (a->dtype == EMLX_FLOAT32 && c.op == EMLX_WINDOW_MIN)
-      fn = win_chan_min_f32;
+    bool minmax = c.op == EMLX_WINDOW_MAX || c.op == EMLX_WINDOW_MIN;
+    if (a->dtype == EMLX_FLOAT32 && minmax) {
+      const char *isa = emlx_cpu_isa_get()->name;
+      pool_ctx pc = {.w = c, .is_max = c.op == EMLX_WINDOW_MAX};
+      pc.fold = strcmp(isa, "avx512") == 0 ? emlx_pool_fold_f32_avx512
+                : strcmp(isa, "avx2") == 0 ? emlx_pool_fold_f32_avx2
+                                           : NULL;
+      if (pc.fold) {
+        emlx__parallel_for(rows, grain, win_chan_pool_f32, &pc);
+        return 0;
+      }
+      fn = c.op == EMLX_WINDOW_MAX ? win_chan_max_f32 : win_chan_min_f32;
+    }
     emlx__parallel_for(rows, grain, fn, &c);
   } else {
     int64_t grain = 65536 / taps + 1;
