@@ -1145,8 +1145,7 @@ defmodule EMLX do
   @spec fast_rms_norm(tensor_ref(), tensor_ref() | nil, number()) :: tensor_ref()
   def fast_rms_norm(x, weight, eps),
     do:
-      EMLX.NIF.fast_rms_norm(x, weight, eps)
-      |> unwrap!()
+      call!(:fast_rms_norm, [x, weight, eps])
       |> EMLX.Debug.check_finite!(:fast_rms_norm)
 
   @doc """
@@ -1165,8 +1164,7 @@ defmodule EMLX do
           tensor_ref()
   def fast_layer_norm(x, weight, bias, eps),
     do:
-      EMLX.NIF.fast_layer_norm(x, weight, bias, eps)
-      |> unwrap!()
+      call!(:fast_layer_norm, [x, weight, bias, eps])
       |> EMLX.Debug.check_finite!(:fast_layer_norm)
 
   @doc """
@@ -1175,8 +1173,7 @@ defmodule EMLX do
   """
   @spec fast_layer_norm_no_bias(tensor_ref(), tensor_ref() | nil, number()) :: tensor_ref()
   def fast_layer_norm_no_bias(x, weight, eps) do
-    EMLX.NIF.fast_layer_norm_no_bias(x, weight, eps)
-    |> unwrap!()
+    call!(:fast_layer_norm_no_bias, [x, weight, eps])
     |> EMLX.Debug.check_finite!(:fast_layer_norm_no_bias)
   end
 
@@ -1200,8 +1197,7 @@ defmodule EMLX do
   @spec fast_rope(tensor_ref(), pos_integer(), boolean(), number(), number(), integer()) ::
           tensor_ref()
   def fast_rope(a, dims, traditional, base, scale, offset) do
-    EMLX.NIF.fast_rope(a, dims, traditional, base, scale, offset)
-    |> unwrap!()
+    call!(:fast_rope, [a, dims, traditional, base, scale, offset])
     |> EMLX.Debug.check_finite!(:fast_rope)
   end
 
@@ -1220,8 +1216,7 @@ defmodule EMLX do
   @spec fast_rope_ids(tensor_ref(), pos_integer(), boolean(), number(), number(), tensor_ref()) ::
           tensor_ref()
   def fast_rope_ids(a, dims, traditional, base, scale, offset) do
-    EMLX.NIF.fast_rope_ids(a, dims, traditional, base, scale, offset)
-    |> unwrap!()
+    call!(:fast_rope_ids, [a, dims, traditional, base, scale, offset])
     |> EMLX.Debug.check_finite!(:fast_rope_ids)
   end
 
@@ -1245,8 +1240,7 @@ defmodule EMLX do
           tensor_ref()
         ) :: tensor_ref()
   def fast_rope_positions(a, dims, traditional, base, scale, position_ids) do
-    EMLX.NIF.fast_rope_positions(a, dims, traditional, base, scale, position_ids)
-    |> unwrap!()
+    call!(:fast_rope_positions, [a, dims, traditional, base, scale, position_ids])
     |> EMLX.Debug.check_finite!(:fast_rope_positions)
   end
 
@@ -1273,8 +1267,7 @@ defmodule EMLX do
           tensor_ref()
         ) :: tensor_ref()
   def fast_rope_with_freqs(a, dims, traditional, scale, offset, freqs) do
-    EMLX.NIF.fast_rope_with_freqs(a, dims, traditional, scale, offset, freqs)
-    |> unwrap!()
+    call!(:fast_rope_with_freqs, [a, dims, traditional, scale, offset, freqs])
     |> EMLX.Debug.check_finite!(:fast_rope_with_freqs)
   end
 
@@ -1289,7 +1282,7 @@ defmodule EMLX do
   """
   @spec fast_swiglu(tensor_ref(), tensor_ref()) :: tensor_ref()
   def fast_swiglu(gate, up),
-    do: EMLX.NIF.fast_swiglu(gate, up) |> unwrap!() |> EMLX.Debug.check_finite!(:fast_swiglu)
+    do: call!(:fast_swiglu, [gate, up]) |> EMLX.Debug.check_finite!(:fast_swiglu)
 
   ## Metadata
 
@@ -1548,7 +1541,7 @@ defmodule EMLX do
   @spec fast_sdpa(tensor_ref(), tensor_ref(), tensor_ref(), number(), tensor_ref() | nil) ::
           tensor_ref()
   def fast_sdpa(q, k, v, scale, sinks \\ nil),
-    do: unwrap!(EMLX.NIF.fast_sdpa(q, k, v, scale, sinks))
+    do: call!(:fast_sdpa, [q, k, v, scale, sinks]) |> EMLX.Debug.check_finite!(:fast_sdpa)
 
   @doc """
   `fast_sdpa/5` with the causal mask aligned bottom-right: query `i` sees keys
@@ -1558,7 +1551,9 @@ defmodule EMLX do
   @spec fast_sdpa_causal(tensor_ref(), tensor_ref(), tensor_ref(), number(), tensor_ref() | nil) ::
           tensor_ref()
   def fast_sdpa_causal(q, k, v, scale, sinks \\ nil),
-    do: unwrap!(EMLX.NIF.fast_sdpa_causal(q, k, v, scale, sinks))
+    do:
+      call!(:fast_sdpa_causal, [q, k, v, scale, sinks])
+      |> EMLX.Debug.check_finite!(:fast_sdpa_causal)
 
   @doc """
   `fast_sdpa/5` with a `mask` broadcastable to `{B, N_q, T_q, T_kv}`: boolean
@@ -1575,7 +1570,9 @@ defmodule EMLX do
           tensor_ref() | nil
         ) :: tensor_ref()
   def fast_sdpa_masked(q, k, v, scale, mask, sinks \\ nil),
-    do: unwrap!(EMLX.NIF.fast_sdpa_masked(q, k, v, scale, mask, sinks))
+    do:
+      call!(:fast_sdpa_masked, [q, k, v, scale, mask, sinks])
+      |> EMLX.Debug.check_finite!(:fast_sdpa_masked)
 
   @doc """
   Causal `fast_sdpa/5` that also hides the keys where the `{B, T_kv}`
@@ -1591,7 +1588,9 @@ defmodule EMLX do
           tensor_ref() | nil
         ) :: tensor_ref()
   def fast_sdpa_causal_key_masked(q, k, v, scale, key_mask, sinks \\ nil),
-    do: unwrap!(EMLX.NIF.fast_sdpa_causal_key_masked(q, k, v, scale, key_mask, sinks))
+    do:
+      call!(:fast_sdpa_causal_key_masked, [q, k, v, scale, key_mask, sinks])
+      |> EMLX.Debug.check_finite!(:fast_sdpa_causal_key_masked)
 
   @doc """
   Fused KV-cache update and causal attention over the valid prefix, in the
@@ -1614,7 +1613,7 @@ defmodule EMLX do
           number()
         ) :: {tensor_ref(), tensor_ref(), tensor_ref()}
   def kv_cache_attention(q, new_k, new_v, k_cache, v_cache, offset, scale),
-    do: unwrap!(EMLX.NIF.kv_cache_attention(q, new_k, new_v, k_cache, v_cache, offset, scale))
+    do: call!(:kv_cache_attention, [q, new_k, new_v, k_cache, v_cache, offset, scale])
 
   @doc """
   `kv_cache_attention/7` that also hides padding: `key_mask` is

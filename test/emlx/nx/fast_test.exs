@@ -450,6 +450,41 @@ if Code.ensure_loaded?(Nx) do
       assert_close(f.(x, w), Nx.to_flat_list(Nx.as_type(eager, :f64)), 1.0e-6)
     end
 
+    test "compiled by EMLX, each block lowers to its fused kernel and gives the eager result" do
+      e = &on(&1, EMLX.Backend)
+      x = e.(random({2, 3, 4, 16}, 60))
+      w = e.(random({16}, 61))
+      q = e.(random({2, 4, 3, 16}, 63))
+      k = e.(random({2, 2, 5, 16}, 62))
+      ids = e.(Nx.tensor([[1, 2, 3], [7, 8, 9]]))
+      mask = e.(Nx.tensor([[1, 1, 0, 1, 1]], type: :u8))
+
+      cases = [
+        {:fast_rms_norm, fn x, w -> Fast.rms_norm(x, w, 1.0e-5) end, [x, w]},
+        {:fast_layer_norm, fn x, w -> Fast.layer_norm(x, w, w, 1.0e-5) end, [x, w]},
+        {:fast_layer_norm_no_bias, fn x, w -> Fast.layer_norm(x, w, 1.0e-5) end, [x, w]},
+        {:fast_rope, fn x -> Fast.rope(x, 16, false, 10_000.0, 1.0, 3) end, [x]},
+        {:fast_rope_positions,
+         fn x, ids -> Fast.rope_with_positions(x, 8, true, 10_000.0, 1.0, ids) end, [x, ids]},
+        {:fast_swiglu, fn x -> Fast.swiglu(x, x) end, [x]},
+        {:fast_sdpa, fn q, k -> Fast.scaled_dot_product_attention(q, k, k, 0.25) end, [q, k]},
+        {:fast_sdpa_causal,
+         fn q, k -> Fast.scaled_dot_product_attention_causal(q, k, k, 0.25) end, [q, k]},
+        {:fast_sdpa_masked, fn q, k, m -> Fast.scaled_dot_product_attention(q, k, k, 0.25, m) end,
+         [q, k, mask]}
+      ]
+
+      for {op, f, args} <- cases do
+        {_templates, nodes, _outputs} = spec = EMLX.Compiler.__spec__(f, args)
+        assert is_tuple(spec), "#{op}: the defn fell back: #{inspect(spec)}"
+        assert Enum.any?(nodes, &match?({^op, _}, &1)), "#{op} is not in #{inspect(nodes)}"
+
+        compiled = apply(Nx.Defn.jit(f, compiler: EMLX), args)
+        eager = apply(f, args)
+        assert Nx.to_binary(compiled) == Nx.to_binary(eager), "#{op}: compiled != eager"
+      end
+    end
+
     test "grad goes through the default formula (and a closed-over weight)" do
       x = random({2, 6}, 32)
       w = random({6}, 33)
