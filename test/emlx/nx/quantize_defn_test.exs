@@ -154,6 +154,21 @@ if Code.ensure_loaded?(Nx) do
       assert_close(got, reference(x, qw, 1), 1.0e-4)
     end
 
+    def triple(t, _opts), do: Nx.multiply(t, 3)
+
+    test "a defn that falls back to the Evaluator still takes quantized weights" do
+      x = random({2, 64}, 16) |> on_emlx()
+      qw = random({8, 64}, 17) |> on_emlx() |> EMLX.quantize(type: {:s, 4}, group_size: 32)
+
+      fun = fn x, w ->
+        y = Nx.dot(x, [1], w, [1])
+        Nx.runtime_call(y, y, &triple/2)
+      end
+
+      assert {:evaluator, _reason} = EMLX.Compiler.__spec__(fun, [x, qw])
+      assert_close(jit(fun, [x, qw]), Nx.multiply(reference(x, qw, 1), 3), 1.0e-4)
+    end
+
     test "any other use of a quantized parameter raises ArgumentError" do
       x = random({2, 64}, 13) |> on_emlx()
       qw = random({8, 64}, 14) |> on_emlx() |> EMLX.quantize(type: {:s, 4}, group_size: 32)
