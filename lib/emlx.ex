@@ -845,7 +845,7 @@ defmodule EMLX do
           quantization_mode()
         ) :: tensor_ref()
   def dequantize(w, scales, biases, group_size \\ nil, bits \\ nil, mode \\ "affine") do
-    unwrap!(EMLX.NIF.dequantize(w, scales, biases, qparam(group_size), qparam(bits), qmode(mode)))
+    call!(:dequantize, [w, scales, biases, qparam(group_size), qparam(bits), qmode(mode)])
   end
 
   @doc """
@@ -886,18 +886,18 @@ defmodule EMLX do
         bits \\ nil,
         mode \\ "affine"
       ) do
-    unwrap!(
-      EMLX.NIF.quantized_matmul(
-        x,
-        w,
-        scales,
-        biases,
-        transpose,
-        qparam(group_size),
-        qparam(bits),
-        qmode(mode)
-      )
-    )
+    # call!: recorded inside a defn compiled by EMLX (a quantized parameter
+    # feeding Nx.dot lowers to this node).
+    call!(:quantized_matmul, [
+      x,
+      w,
+      scales,
+      biases,
+      transpose,
+      qparam(group_size),
+      qparam(bits),
+      qmode(mode)
+    ])
   end
 
   @doc """
@@ -948,21 +948,19 @@ defmodule EMLX do
         mode \\ "affine",
         sorted_indices \\ false
       ) do
-    unwrap!(
-      EMLX.NIF.gather_qmm(
-        x,
-        w,
-        scales,
-        biases,
-        lhs_indices,
-        rhs_indices,
-        transpose,
-        qparam(group_size),
-        qparam(bits),
-        qmode(mode),
-        sorted_indices
-      )
-    )
+    call!(:gather_qmm, [
+      x,
+      w,
+      scales,
+      biases,
+      lhs_indices,
+      rhs_indices,
+      transpose,
+      qparam(group_size),
+      qparam(bits),
+      qmode(mode),
+      sorted_indices
+    ])
   end
 
   @doc """

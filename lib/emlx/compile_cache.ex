@@ -5,7 +5,9 @@ defmodule EMLX.CompileCache do
 
   `Nx.Defn.jit/2` traces its function through Nx on every call; `EMLX`
   looks the call site up here first, keyed by function identity, input
-  templates (type, shape, names, vectorized axes) and device, and on a hit
+  templates (type, shape, names, vectorized axes), the quantization of
+  quantized inputs (`EMLX.quantize/2`: group size, bits, mode, transpose,
+  dense type, the packed tensors' templates) and device, and on a hit
   replays the program without tracing or lowering. On a miss the defn is
   traced and lowered, and the program is looked up again by its structure:
   the lowered program's ops, arguments, shapes and types, with constants by

@@ -19,11 +19,16 @@ if Code.ensure_loaded?(Nx) do
 
     alias Nx.Defn.Composite
     alias EMLX.Backend, as: B
-    alias EMLX.Compiler.{Lower, Program}
+    alias EMLX.Compiler.{Lower, Program, Recorder}
+    alias EMLX.Quantization.Config
 
     @doc false
     def __jit__(key, vars, fun, args_list, opts) do
-      __compile__(key, vars, fun, opts).(args_list)
+      if EMLX.Compiler.Recorder.recording?() do
+        Nx.Defn.Evaluator.__compile__(key, vars, fun, opts).(args_list)
+      else
+        compile(key, vars, fun, opts, false).(args_list)
+      end
     end
 
     @doc false
@@ -34,37 +39,89 @@ if Code.ensure_loaded?(Nx) do
         # them (running a program here would compute on placeholders).
         Nx.Defn.Evaluator.__compile__(key, vars, fun, opts)
       else
-        compile(key, vars, fun, opts)
+        compile(key, vars, fun, opts, true)
       end
     end
 
-    defp compile(key, vars, fun, opts) do
+    # The closure that runs the defn on a list of lazy parameters. Parameter
+    # templates say nothing of quantization (a quantized tensor's template
+    # is a dense `{:s, 4}` one), so the program is chosen by the actual
+    # parameters' quantization keys (`quantized_key/1`) on each call: with
+    # `eager`, the dense program is built now and kept (Nx.Defn.compile: a
+    # call with dense parameters looks nothing up); a call with quantized
+    # parameters (and every jit call) finds its program in the cache.
+    defp compile(key, vars, fun, opts, eager) do
       device = device(opts)
       hooks = Keyword.get(opts, :hooks, %{})
       queue = opts[:command_queue]
       flat_vars = Composite.flatten_list(vars)
 
-      build = fn -> build(vars, fun, flat_vars, device) end
+      runner_for = fn quantized ->
+        compiled_for(quantized, key, vars, fun, flat_vars, device, hooks)
+        |> runner(hooks, queue, device, key, vars, fun, opts)
+      end
 
-      compiled =
-        case site_key(key) do
-          nil ->
-            {compiled, _bytes} = build.()
-            compiled
+      dense = if eager, do: runner_for.(nil)
 
-          site ->
-            # The containers' structure too (map keys, tuples): two calls with
-            # the same tensors in different containers are different programs.
-            templates =
-              Enum.map(vars, fn var ->
-                Composite.traverse(var, &{&1.type, &1.shape, &1.names, &1.vectorized_axes})
-              end)
+      fn [params] ->
+        tensors = Enum.map(params, fn param -> param.() end)
 
-            EMLX.CompileCache.fetch({:site, site, templates, device, Map.keys(hooks)}, build)
+        case quantized_keys(tensors) do
+          nil when dense != nil -> dense.(tensors)
+          quantized -> runner_for.(quantized).(tensors)
         end
-
-      runner(compiled, hooks, queue, device, key, vars, fun, opts)
+      end
     end
+
+    defp compiled_for(quantized, key, vars, fun, flat_vars, device, hooks) do
+      build = fn -> build(vars, fun, flat_vars, device, quantized) end
+
+      case site_key(key) do
+        nil ->
+          {compiled, _bytes} = build.()
+          compiled
+
+        site ->
+          # The containers' structure too (map keys, tuples): two calls with
+          # the same tensors in different containers are different programs.
+          templates =
+            Enum.map(vars, fn var ->
+              Composite.traverse(var, &{&1.type, &1.shape, &1.names, &1.vectorized_axes})
+            end)
+
+          EMLX.CompileCache.fetch(
+            {:site, site, templates, quantized, device, Map.keys(hooks)},
+            build
+          )
+      end
+    end
+
+    @doc false
+    # The static part of a tensor's quantization, what its lowering depends
+    # on: `{:quantized, {group_size, bits, mode, transpose, type}, packed,
+    # scales, biases}` with the `{type, shape}` templates of the engine
+    # tensors (`biases` nil when absent); `nil` for a dense tensor.
+    def quantized_key(%Nx.Tensor{data: %B{ref: ref, quantization: %Config{} = c}}) do
+      static = {c.group_size, c.bits, c.mode, c.transpose, c.type}
+      biases = if c.biases, do: Recorder.template(c.biases)
+      {:quantized, static, Recorder.template(ref), Recorder.template(c.scales), biases}
+    end
+
+    def quantized_key(_tensor), do: nil
+
+    # One key per flat parameter, or nil when none is quantized.
+    defp quantized_keys(tensors) do
+      keys = Enum.map(tensors, &quantized_key/1)
+      if Enum.all?(keys, &is_nil/1), do: nil, else: keys
+    end
+
+    # The program inputs a parameter feeds, in the order of its placeholders
+    # (EMLX.Compiler.Lower): packed weights, scales, biases when present.
+    defp input_refs(%Nx.Tensor{data: %B{ref: ref, quantization: %Config{} = c}}) do
+      if c.biases, do: [ref, c.scales, c.biases], else: [ref, c.scales]
+    end
+
+    defp input_refs(tensor), do: [tensor |> Nx.devectorize() |> B.from_nx()]
 
     # The function's identity as a cache key. A closure's environment is
     # part of it; one too big to copy into the cache's table (a copy loses
@@ -131,7 +188,8 @@ if Code.ensure_loaded?(Nx) do
     # `{:evaluator, reason}`: for tests and debugging.
     def __spec__(fun, args, opts \\ []) do
       device = device(opts)
-      {fun, params, _templates, _flatten} = Nx.Defn.Compiler.to_lazy_params(fun, args)
+      {fun, params, _templates, flatten} = Nx.Defn.Compiler.to_lazy_params(fun, args)
+      quantized = flatten |> Enum.map(fn param -> param.() end) |> quantized_keys()
 
       expr =
         Nx.Defn.Compiler.__compile__(fun, params, compiler: __MODULE__.Tracer)
@@ -140,7 +198,9 @@ if Code.ensure_loaded?(Nx) do
       expr = Composite.traverse(expr, &Nx.devectorize/1)
 
       try do
-        {spec, _n_out, _hooks} = Lower.lower(expr, Composite.flatten_list(params), device)
+        {spec, _n_out, _hooks} =
+          Lower.lower(expr, Composite.flatten_list(params), device, quantized)
+
         spec
       catch
         {:emlx_fallback, reason} -> {:evaluator, reason}
@@ -162,13 +222,13 @@ if Code.ensure_loaded?(Nx) do
 
     # `{:program, program, output_templates, n_outputs, hook_specs}` or
     # `{:evaluator, reason}`; with the bytes of constants it holds.
-    defp build(vars, fun, flat_vars, device) do
+    defp build(vars, fun, flat_vars, device, quantized) do
       expr = fun.(vars)
       output = Composite.traverse(expr, &Nx.to_template/1)
       expr = Composite.traverse(expr, &Nx.devectorize/1)
 
       try do
-        {spec, n_out, hooks} = Lower.lower(expr, flat_vars, device)
+        {spec, n_out, hooks} = Lower.lower(expr, flat_vars, device, quantized)
 
         hook_specs =
           Enum.map(hooks, fn {fun, value} ->
@@ -182,7 +242,10 @@ if Code.ensure_loaded?(Nx) do
               nil
 
             spec ->
-              EMLX.CompileCache.fetch({:structure, structural_key(spec)}, fn ->
+              # The quantization keys too: the spec holds them (the packed
+              # inputs' templates, the kernel's arguments), but a program is
+              # never shared across quantization configs even if it did not.
+              EMLX.CompileCache.fetch({:structure, quantized, structural_key(spec)}, fn ->
                 program = Program.compile(spec)
                 {program, program.bytes}
               end)
@@ -227,8 +290,9 @@ if Code.ensure_loaded?(Nx) do
       previous = Nx.default_backend()
       evaluated = Nx.Defn.Evaluator.__compile__(key, vars, fun, opts)
 
-      fn args_list ->
+      fn tensors ->
         Nx.default_backend(B)
+        args_list = [Enum.map(tensors, fn t -> fn -> t end end)]
 
         try do
           with_queue(queue, fn -> evaluated.(args_list) end)
@@ -248,8 +312,8 @@ if Code.ensure_loaded?(Nx) do
            _fun,
            _opts
          ) do
-      fn [params] ->
-        inputs = Enum.map(params, fn param -> param.() |> Nx.devectorize() |> B.from_nx() end)
+      fn tensors ->
+        inputs = Enum.flat_map(tensors, &input_refs/1)
 
         refs =
           if program,

@@ -38,18 +38,24 @@ if Code.ensure_loaded?(Nx) do
     @doc false
     # `{spec, hooks}` for `expr` (devectorized) whose parameters have the
     # templates of `params` (Nx tensors, flattened in parameter order).
-    def lower(expr, params, device) do
-      placeholders = Enum.map(params, &placeholder(&1, device))
+    # `quantized` gives, for each parameter, `nil` (a dense tensor) or the
+    # static part of its quantization (`EMLX.Compiler.quantized_key/1`): such
+    # a parameter is several program inputs (packed weights, scales, biases
+    # when present) and its placeholder carries an `EMLX.Quantization.Config`
+    # over placeholders, so the backend's `dot` records `quantized_matmul`.
+    def lower(expr, params, device, quantized \\ nil) do
+      quantized = quantized || Enum.map(params, fn _ -> nil end)
+      placeholders = Enum.zip_with(params, quantized, &placeholder(&1, &2, device))
 
       state = %{
-        params: Enum.map(placeholders, fn {_ref, t} -> t end),
+        params: Enum.map(placeholders, fn {_refs, t} -> t end),
         device: device,
         depth: 0,
         hooks: []
       }
 
       previous = Process.delete(Recorder.key())
-      Recorder.push(Enum.map(placeholders, &elem(&1, 0)))
+      Recorder.push(Enum.flat_map(placeholders, &elem(&1, 0)))
 
       try do
         {result, {_cache, state}} = composite_eval(expr, state, [%{}])
@@ -59,7 +65,7 @@ if Code.ensure_loaded?(Nx) do
         tags = Recorder.tags(outputs ++ hooked)
         scope = Recorder.pop()
         {spec, []} = Recorder.finish(scope, tags)
-        debug_check!(spec, params)
+        debug_check!(spec, Enum.flat_map(placeholders, &elem(&1, 0)))
         {spec, length(outputs), hooks}
       after
         Recorder.abort()
@@ -67,9 +73,12 @@ if Code.ensure_loaded?(Nx) do
       end
     end
 
-    # A real lazy tensor with the template's storage type and shape that
-    # computes nothing (a broadcast scalar).
-    defp placeholder(%Nx.Tensor{} = t, device) do
+    # `{input_refs, tensor}`: real lazy tensors with the template's storage
+    # type and shape that compute nothing (broadcast scalars), and the
+    # parameter's tensor over them. A quantized parameter's tensor holds a
+    # config whose scales and biases are placeholders too (the order of
+    # `input_refs` is EMLX.Compiler's `input_refs/1`).
+    defp placeholder(%Nx.Tensor{} = t, nil, device) do
       t = Nx.devectorize(t)
       storage = B.Types.storage(t.type)
 
@@ -78,7 +87,27 @@ if Code.ensure_loaded?(Nx) do
           EMLX.scalar_tensor(0, storage, device) |> EMLX.broadcast_to(t.shape)
         end)
 
-      {ref, %{Nx.to_template(t) | data: %B{ref: ref}}}
+      {[ref], %{Nx.to_template(t) | data: %B{ref: ref}}}
+    end
+
+    defp placeholder(%Nx.Tensor{} = t, {:quantized, static, packed, scales, biases}, device) do
+      t = Nx.devectorize(t)
+      {group_size, bits, mode, transpose, type} = static
+      [w, s] = Enum.map([packed, scales], &placeholder_for(&1, device))
+      b = if biases, do: placeholder_for(biases, device)
+
+      config = %EMLX.Quantization.Config{
+        scales: s,
+        biases: b,
+        group_size: group_size,
+        bits: bits,
+        mode: mode,
+        transpose: transpose,
+        type: type
+      }
+
+      refs = if b, do: [w, s, b], else: [w, s]
+      {refs, %{Nx.to_template(t) | data: %B{ref: w, quantization: config}}}
     end
 
     defp placeholder_for(ref_template, device) do
@@ -437,13 +466,13 @@ if Code.ensure_loaded?(Nx) do
 
     ## compiler_debug invariants
 
-    defp debug_check!({templates, nodes, outputs} = spec, params) do
+    defp debug_check!({templates, nodes, outputs} = spec, inputs) do
       if @debug do
         n = length(templates)
 
-        if n != length(params) do
+        if n != length(inputs) do
           raise EMLX.NIFError,
-                "EMLX compiler_debug: #{n} program inputs for #{length(params)} parameters"
+                "EMLX compiler_debug: #{n} program inputs for #{length(inputs)} parameter inputs"
         end
 
         check_spec!(spec)

@@ -14,6 +14,13 @@ if Code.ensure_loaded?(Nx) do
     qw, [0])` runs it with `transpose: false` (`x @ W`). Any other use (a
     quantized left operand, another op) raises `ArgumentError`; call
     `EMLX.dequantize/1` first.
+
+    Inside a `defn` compiled by `EMLX`, a quantized argument is the same:
+    the program takes its packed weights, scales and biases as inputs and
+    `Nx.dot/4` lowers to the quantized kernel; its group size, bits, mode,
+    transpose flag, dense type and the packed tensors' shapes and types are
+    part of the compile cache's keys, so tensors quantized differently never
+    share a program.
     """
 
     alias EMLX.Quantization.Config
