@@ -80,7 +80,7 @@ static void test_blob_roundtrip(void) {
     emlx_release(a);
   }
   CHECK_FAILS(emlx_to_blob(NULL, NULL, 0));
-  unsigned char tmp[8];
+  unsigned char tmp[16];
   CHECK_FAILS(emlx_to_blob(NULL, tmp, 8));
 }
 
