@@ -219,7 +219,12 @@ if Code.ensure_loaded?(Nx) do
       end
 
       test "c128 is a real complex128: round trip, promotion, f64-accurate math" do
-        z = Nx.tensor([Complex.new(1.0e-10, 3.0), Complex.new(-2.5, 1.0 / 3.0)], type: {:c, 128}, backend: BB)
+        z =
+          Nx.tensor([Complex.new(1.0e-10, 3.0), Complex.new(-2.5, 1.0 / 3.0)],
+            type: {:c, 128},
+            backend: BB
+          )
+
         e = on_emlx(z)
         assert Nx.type(e) == {:c, 128}
         assert Nx.to_binary(e) == Nx.to_binary(z)
