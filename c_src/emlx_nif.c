@@ -201,7 +201,7 @@ ERL_NIF_TERM nif_dtype_term(ErlNifEnv *env, emlx_dtype dtype) {
       [EMLX_UINT32] = {'u', 32},   [EMLX_UINT64] = {'u', 64},    [EMLX_INT8] = {'s', 8},
       [EMLX_INT16] = {'s', 16},    [EMLX_INT32] = {'s', 32},     [EMLX_INT64] = {'s', 64},
       [EMLX_FLOAT16] = {'f', 16},  [EMLX_FLOAT32] = {'f', 32},   [EMLX_FLOAT64] = {'f', 64},
-      [EMLX_BFLOAT16] = {'B', 16}, [EMLX_COMPLEX64] = {'c', 64},
+      [EMLX_BFLOAT16] = {'B', 16}, [EMLX_COMPLEX64] = {'c', 64},    [EMLX_COMPLEX128] = {'c', 128},
   };
   if ((int)dtype < 0 || dtype >= EMLX_DTYPE_COUNT)
     return nif_atom.nil;
@@ -288,7 +288,7 @@ static void make_atoms(ErlNifEnv *env) {
       [EMLX_UINT32] = "u32",    [EMLX_UINT64] = "u64",    [EMLX_INT8] = "s8",
       [EMLX_INT16] = "s16",     [EMLX_INT32] = "s32",     [EMLX_INT64] = "s64",
       [EMLX_FLOAT16] = "f16",   [EMLX_FLOAT32] = "f32",   [EMLX_FLOAT64] = "f64",
-      [EMLX_BFLOAT16] = "bf16", [EMLX_COMPLEX64] = "c64",
+      [EMLX_BFLOAT16] = "bf16", [EMLX_COMPLEX64] = "c64",   [EMLX_COMPLEX128] = "c128",
   };
   for (int d = 0; d < EMLX_DTYPE_COUNT; d++) {
     nif_atom.mlx_name[d] = enif_make_atom(env, emlx_dtype_name((emlx_dtype)d));

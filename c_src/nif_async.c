@@ -335,6 +335,12 @@ static bool finish_item(nif_job *j, ERL_NIF_TERM *out) {
                             nif_make_number(env, (double)z[1]));
     break;
   }
+  case EMLX_COMPLEX128: {
+    const double *z = p;
+    *out = enif_make_tuple3(env, nif_atom.complex, nif_make_number(env, z[0]),
+                            nif_make_number(env, z[1]));
+    break;
+  }
   default:
     job_fail(j, "unknown dtype");
     return false;

@@ -271,8 +271,8 @@ static bool get_dtype(ErlNifEnv *env, ERL_NIF_TERM term, emlx_dtype *out) {
     *out = EMLX_BFLOAT16;
     return true;
   }
-  if (enif_is_identical(k, nif_atom.k_c) && bits == 64) {
-    *out = EMLX_COMPLEX64;
+  if (enif_is_identical(k, nif_atom.k_c) && (bits == 64 || bits == 128)) {
+    *out = bits == 64 ? EMLX_COMPLEX64 : EMLX_COMPLEX128;
     return true;
   }
   return false;

@@ -47,8 +47,11 @@ static emlx_array *make_scalar(const nif_scalar *s, emlx_dtype dtype, emlx_devic
   case NIF_SCALAR_FLOAT:
     return emlx_scalar_tensor(s->f, dtype, dev);
   case NIF_SCALAR_COMPLEX: {
-    emlx_array *z = emlx_scalar_tensor_complex((float)s->f, (float)s->im, dev);
-    if (!z || dtype == EMLX_COMPLEX64)
+    /* complex128 keeps the parts' doubles; others go through complex64. */
+    emlx_array *z = dtype == EMLX_COMPLEX128
+                        ? emlx_scalar_tensor_complex128(s->f, s->im, dev)
+                        : emlx_scalar_tensor_complex((float)s->f, (float)s->im, dev);
+    if (!z || dtype == EMLX_COMPLEX64 || dtype == EMLX_COMPLEX128)
       return z;
     emlx_array *r = emlx_astype(z, dtype);
     emlx_release(z);

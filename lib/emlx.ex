@@ -652,7 +652,8 @@ defmodule EMLX do
     doc: """
     The discrete Fourier transform along `axis`, `sum_j x[j] exp(-2 pi i j k / n)`:
     the axis is truncated or zero-padded to length `n` (`0` keeps its length).
-    The result is `{:c, 64}`; real inputs are converted first.
+    The result is `{:c, 64}` (`{:c, 128}` for `{:c, 128}` and `{:f, 64}`
+    inputs); real inputs are converted first.
     """
 
   deftensor ifft(tensor, n, axis),
@@ -673,7 +674,7 @@ defmodule EMLX do
   ## Linear algebra
   #
   # Each works on the last two axes (matrices) and repeats over the leading
-  # ones. Types: {:f, 32}, {:f, 64} and {:c, 64} (others raise: cast first;
+  # ones. Types: {:f, 32}, {:f, 64}, {:c, 64}, {:c, 128} (others raise: cast first;
   # solve and solve_triangular promote their operands). Numerical failures
   # (not positive definite, singular, no convergence) raise when the result
   # is evaluated, naming the batch index of the first failing matrix.

@@ -20,7 +20,8 @@ defmodule EMLXTest do
     {:f, 32},
     {:f, 64},
     {:bf, 16},
-    {:c, 64}
+    {:c, 64},
+    {:c, 128}
   ]
 
   defp sample(:bool), do: [1, 0, 1, 1, 0, 0]
@@ -29,7 +30,7 @@ defmodule EMLXTest do
   defp sample({:s, bits}),
     do: [0, -1, 2, -3, Bitwise.bsl(1, bits - 1) - 1, -Bitwise.bsl(1, bits - 1)]
 
-  defp sample({:c, 64}),
+  defp sample({:c, _}),
     do: [{1.0, 2.0}, {-0.5, 0.0}, {0.0, 3.0}, {4.0, -4.0}, {0.0, 0.0}, {1.5, 2.5}]
 
   defp sample(_float), do: [0.0, -1.5, 2.25, 1024.0, -0.125, 3.0]
@@ -174,6 +175,13 @@ defmodule EMLXTest do
       big = 9_007_199_254_740_993
       assert values(EMLX.full(big, {2}, {:s, 64}, :cpu)) == [big, big]
       assert values(EMLX.full({1.0, 1.0}, {2}, {:c, 64}, :cpu)) == [{1.0, 1.0}, {1.0, 1.0}]
+      # complex128 keeps the parts' doubles
+      assert values(EMLX.full({0.1, -1 / 3}, {2}, {:c, 128}, :cpu)) == [
+               {0.1, -1 / 3},
+               {0.1, -1 / 3}
+             ]
+
+      assert EMLX.scalar_tensor({0.1, 0.2}, {:c, 128}, :cpu) |> values() == [{0.1, 0.2}]
       assert values(EMLX.full(:nan, {1}, {:f, 64}, :cpu)) == [:nan]
       assert read(EMLX.full(1, {}, :bool, :cpu)) == {{}, [1]}
     end
@@ -360,7 +368,7 @@ defmodule EMLXTest do
 
   describe "item/1 and eval/1" do
     test "item on every dtype" do
-      for type <- @all_types -- [{:c, 64}] do
+      for type <- @all_types -- [{:c, 64}, {:c, 128}] do
         [first | _] = sample(type)
         t = tensor(sample(type), {6}, type) |> EMLX.slice([0], [1], [1]) |> EMLX.reshape({})
         assert EMLX.item(t) == first, inspect(type)

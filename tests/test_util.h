@@ -211,7 +211,7 @@ static inline uint16_t tu_round_bf16(double x) { return tu_round16(x, true); }
 static const emlx_dtype tu_all_dtypes[EMLX_DTYPE_COUNT] __attribute__((unused)) = {
     EMLX_BOOL,    EMLX_UINT8,   EMLX_UINT16,   EMLX_UINT32,   EMLX_UINT64,
     EMLX_INT8,    EMLX_INT16,   EMLX_INT32,    EMLX_INT64,    EMLX_FLOAT16,
-    EMLX_FLOAT32, EMLX_FLOAT64, EMLX_BFLOAT16, EMLX_COMPLEX64};
+    EMLX_FLOAT32, EMLX_FLOAT64, EMLX_BFLOAT16, EMLX_COMPLEX64, EMLX_COMPLEX128};
 
 static inline size_t tu_dsize(emlx_dtype d) {
   switch (d) {
@@ -233,6 +233,8 @@ static inline size_t tu_dsize(emlx_dtype d) {
   case EMLX_FLOAT64:
   case EMLX_COMPLEX64:
     return 8;
+  case EMLX_COMPLEX128:
+    return 16;
   default:
     return 0;
   }
@@ -243,7 +245,7 @@ static inline bool tu_is_float(emlx_dtype d) {
 static inline bool tu_is_int(emlx_dtype d) { return d >= EMLX_UINT8 && d <= EMLX_INT64; }
 static inline const char *tu_dname(emlx_dtype d) {
   static const char *n[] = {"bool", "u8",  "u16", "u32", "u64", "s8",   "s16",
-                            "s32",  "s64", "f16", "f32", "f64", "bf16", "c64"};
+                            "s32",  "s64", "f16", "f32", "f64", "bf16", "c64", "c128"};
   return (unsigned)d < EMLX_DTYPE_COUNT ? n[d] : "?";
 }
 
@@ -318,6 +320,11 @@ static inline void tu_store(void *p, emlx_dtype d, double v) {
   case EMLX_COMPLEX64: {
     float x[2] = {(float)v, 0.0f};
     memcpy(p, x, 8);
+    break;
+  }
+  case EMLX_COMPLEX128: {
+    double x[2] = {v, 0.0};
+    memcpy(p, x, 16);
     break;
   }
   default:
@@ -397,6 +404,11 @@ static inline double tu_load(const void *p, emlx_dtype d) {
     memcpy(x, p, 8);
     return (double)x[0];
   }
+  case EMLX_COMPLEX128: {
+    double x[2];
+    memcpy(x, p, 16);
+    return x[0];
+  }
   default:
     return NAN;
   }
@@ -421,7 +433,7 @@ static inline int64_t tu_numel(const int64_t *shape, int ndim) {
 static inline emlx_array *tu_make(emlx_dtype d, const int64_t *shape, int ndim,
                                   const double *vals) {
   int64_t n = tu_numel(shape, ndim);
-  unsigned char *buf = malloc((size_t)(n > 0 ? n : 1) * 8);
+  unsigned char *buf = malloc((size_t)(n > 0 ? n : 1) * 16);
   for (int64_t i = 0; i < n; i++)
     tu_store(buf + (size_t)i * tu_dsize(d), d, vals[i]);
   emlx_array *a = emlx_from_blob(buf, d, shape, ndim, EMLX_CPU);
@@ -512,6 +524,7 @@ static inline double tu_ulp(emlx_dtype d, double x) {
     frexp(a, &e);
     return ldexp(1.0, e - 24);
   case EMLX_FLOAT64:
+  case EMLX_COMPLEX128:
     if (a < 0x1p-1022)
       return 0x1p-1074;
     frexp(a, &e);
@@ -534,7 +547,7 @@ static inline bool tu_check_values_at(const double *got, const double *ref, int6
     bool ok;
     if (isnan(r))
       ok = isnan(g);
-    else if (isinf(r) || isinf(g) || !(tu_is_float(d) || d == EMLX_COMPLEX64))
+    else if (isinf(r) || isinf(g) || !(tu_is_float(d) || d == EMLX_COMPLEX64 || d == EMLX_COMPLEX128))
       ok = g == r;
     else
       ok = fabs(g - r) <= max_ulp * tu_ulp(d, r);

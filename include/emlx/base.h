@@ -28,7 +28,7 @@ extern "C" {
 /* Opaque, reference-counted array handle (lazy until evaluated). */
 typedef struct emlx_array emlx_array;
 
-/* The 14 dtypes of MLX, in MLX's order. */
+/* The 14 dtypes of MLX, in MLX's order, then complex128 (Nx has it). */
 typedef enum emlx_dtype {
   EMLX_BOOL,
   EMLX_UINT8,
@@ -43,7 +43,8 @@ typedef enum emlx_dtype {
   EMLX_FLOAT32,
   EMLX_FLOAT64,
   EMLX_BFLOAT16,
-  EMLX_COMPLEX64, /* a pair of f32: real, imaginary */
+  EMLX_COMPLEX64,  /* a pair of f32: real, imaginary */
+  EMLX_COMPLEX128, /* a pair of f64: real, imaginary */
   EMLX_DTYPE_COUNT
 } emlx_dtype;
 
@@ -66,7 +67,9 @@ EMLX_API size_t emlx_dtype_size(emlx_dtype dtype);          /* bytes per element
 EMLX_API const char *emlx_dtype_name(emlx_dtype dtype);      /* "float32", ...; "invalid" */
 EMLX_API bool emlx_dtype_is_valid(emlx_dtype dtype);
 EMLX_API bool emlx_dtype_is_float(emlx_dtype dtype);        /* f16, bf16, f32, f64 */
-EMLX_API bool emlx_dtype_is_complex(emlx_dtype dtype);
+EMLX_API bool emlx_dtype_is_complex(emlx_dtype dtype);      /* c64, c128 */
+/* The dtype of a complex dtype's parts (c64 -> f32, c128 -> f64); others: itself. */
+EMLX_API emlx_dtype emlx_dtype_real_part(emlx_dtype dtype);
 EMLX_API bool emlx_dtype_is_integer(emlx_dtype dtype);      /* signed or unsigned, not bool */
 EMLX_API bool emlx_dtype_is_signed(emlx_dtype dtype);       /* signed ints and floats */
 /* MLX's (JAX's lattice) promotion of two dtypes. */

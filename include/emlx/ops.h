@@ -20,6 +20,7 @@ EMLX_API emlx_array *emlx_scalar_tensor(double value, emlx_dtype dtype, emlx_dev
 /* Exact for every integer dtype (u64 values pass through their bit pattern). */
 EMLX_API emlx_array *emlx_scalar_tensor_int(int64_t value, emlx_dtype dtype, emlx_device dev);
 EMLX_API emlx_array *emlx_scalar_tensor_complex(float re, float im, emlx_device dev);
+EMLX_API emlx_array *emlx_scalar_tensor_complex128(double re, double im, emlx_device dev);
 EMLX_API emlx_array *emlx_full(const int64_t *shape, int ndim, double value, emlx_dtype dtype,
                                emlx_device dev);
 /* Broadcasts the (0-d or broadcastable) array value to shape, cast to dtype. */

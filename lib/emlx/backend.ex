@@ -24,8 +24,7 @@ if Code.ensure_loaded?(Nx) do
     (wrapping at the bit width; f8 rounded once from the f32 result by the
     engine's codecs, as `Nx.Floating` writes Nx's value, which evaluates the
     result), and they round-trip bit-exactly through `Nx.from_binary/3` and
-    `Nx.to_binary/1`. `{:c, 128}` is not in the engine yet: using it raises
-    `ArgumentError`.
+    `Nx.to_binary/1`. `{:c, 128}` is a real complex128 (a pair of f64).
 
     ## Out-of-bounds indices
 

@@ -9,7 +9,7 @@ static const size_t dtype_sizes[EMLX_DTYPE_COUNT] = {
     [EMLX_BOOL] = 1,    [EMLX_UINT8] = 1,    [EMLX_UINT16] = 2,   [EMLX_UINT32] = 4,
     [EMLX_UINT64] = 8,  [EMLX_INT8] = 1,     [EMLX_INT16] = 2,    [EMLX_INT32] = 4,
     [EMLX_INT64] = 8,   [EMLX_FLOAT16] = 2,  [EMLX_FLOAT32] = 4,  [EMLX_FLOAT64] = 8,
-    [EMLX_BFLOAT16] = 2, [EMLX_COMPLEX64] = 8,
+    [EMLX_BFLOAT16] = 2, [EMLX_COMPLEX64] = 8, [EMLX_COMPLEX128] = 16,
 };
 
 static const char *const dtype_names[EMLX_DTYPE_COUNT] = {
@@ -18,6 +18,7 @@ static const char *const dtype_names[EMLX_DTYPE_COUNT] = {
     [EMLX_INT16] = "int16",     [EMLX_INT32] = "int32",     [EMLX_INT64] = "int64",
     [EMLX_FLOAT16] = "float16", [EMLX_FLOAT32] = "float32", [EMLX_FLOAT64] = "float64",
     [EMLX_BFLOAT16] = "bfloat16", [EMLX_COMPLEX64] = "complex64",
+    [EMLX_COMPLEX128] = "complex128",
 };
 
 bool emlx_dtype_is_valid(emlx_dtype d) { return (unsigned)d < EMLX_DTYPE_COUNT; }
@@ -32,15 +33,21 @@ bool emlx_dtype_is_float(emlx_dtype d) {
   return d == EMLX_FLOAT16 || d == EMLX_BFLOAT16 || d == EMLX_FLOAT32 || d == EMLX_FLOAT64;
 }
 
-bool emlx_dtype_is_complex(emlx_dtype d) { return d == EMLX_COMPLEX64; }
+bool emlx_dtype_is_complex(emlx_dtype d) { return d == EMLX_COMPLEX64 || d == EMLX_COMPLEX128; }
+
+emlx_dtype emlx_dtype_real_part(emlx_dtype d) {
+  return d == EMLX_COMPLEX64 ? EMLX_FLOAT32 : d == EMLX_COMPLEX128 ? EMLX_FLOAT64 : d;
+}
 
 bool emlx_dtype_is_integer(emlx_dtype d) { return d >= EMLX_UINT8 && d <= EMLX_INT64; }
 
 bool emlx_dtype_is_signed(emlx_dtype d) {
-  return (d >= EMLX_INT8 && d <= EMLX_INT64) || emlx_dtype_is_float(d) || d == EMLX_COMPLEX64;
+  return (d >= EMLX_INT8 && d <= EMLX_INT64) || emlx_dtype_is_float(d) || emlx_dtype_is_complex(d);
 }
 
-/* MLX's table (JAX's lattice), rows and columns in enum order. */
+/* MLX's table (JAX's lattice), rows and columns in enum order; complex128
+ * (not in MLX) sits above complex64 and float64, as in NumPy and JAX:
+ * c64 with f64 gives c128, c128 with anything gives c128. */
 #define B EMLX_BOOL
 #define U1 EMLX_UINT8
 #define U2 EMLX_UINT16
@@ -55,22 +62,24 @@ bool emlx_dtype_is_signed(emlx_dtype d) {
 #define D EMLX_FLOAT64
 #define BF EMLX_BFLOAT16
 #define C EMLX_COMPLEX64
+#define Z EMLX_COMPLEX128
 static const unsigned char promotion[EMLX_DTYPE_COUNT][EMLX_DTYPE_COUNT] = {
-    /*        B   U1  U2  U4  U8  S1  S2  S4  S8  H   F   D   BF  C */
-    /* B  */ {B, U1, U2, U4, U8, S1, S2, S4, S8, H, F, D, BF, C},
-    /* U1 */ {U1, U1, U2, U4, U8, S2, S2, S4, S8, H, F, D, BF, C},
-    /* U2 */ {U2, U2, U2, U4, U8, S4, S4, S4, S8, H, F, D, BF, C},
-    /* U4 */ {U4, U4, U4, U4, U8, S8, S8, S8, S8, H, F, D, BF, C},
-    /* U8 */ {U8, U8, U8, U8, U8, F, F, F, F, H, F, D, BF, C},
-    /* S1 */ {S1, S2, S4, S8, F, S1, S2, S4, S8, H, F, D, BF, C},
-    /* S2 */ {S2, S2, S4, S8, F, S2, S2, S4, S8, H, F, D, BF, C},
-    /* S4 */ {S4, S4, S4, S8, F, S4, S4, S4, S8, H, F, D, BF, C},
-    /* S8 */ {S8, S8, S8, S8, F, S8, S8, S8, S8, H, F, D, BF, C},
-    /* H  */ {H, H, H, H, H, H, H, H, H, H, F, D, F, C},
-    /* F  */ {F, F, F, F, F, F, F, F, F, F, F, D, F, C},
-    /* D  */ {D, D, D, D, D, D, D, D, D, D, D, D, D, C},
-    /* BF */ {BF, BF, BF, BF, BF, BF, BF, BF, BF, F, F, D, BF, C},
-    /* C  */ {C, C, C, C, C, C, C, C, C, C, C, C, C, C},
+    /*        B   U1  U2  U4  U8  S1  S2  S4  S8  H   F   D   BF  C   Z */
+    /* B  */ {B, U1, U2, U4, U8, S1, S2, S4, S8, H, F, D, BF, C, Z},
+    /* U1 */ {U1, U1, U2, U4, U8, S2, S2, S4, S8, H, F, D, BF, C, Z},
+    /* U2 */ {U2, U2, U2, U4, U8, S4, S4, S4, S8, H, F, D, BF, C, Z},
+    /* U4 */ {U4, U4, U4, U4, U8, S8, S8, S8, S8, H, F, D, BF, C, Z},
+    /* U8 */ {U8, U8, U8, U8, U8, F, F, F, F, H, F, D, BF, C, Z},
+    /* S1 */ {S1, S2, S4, S8, F, S1, S2, S4, S8, H, F, D, BF, C, Z},
+    /* S2 */ {S2, S2, S4, S8, F, S2, S2, S4, S8, H, F, D, BF, C, Z},
+    /* S4 */ {S4, S4, S4, S8, F, S4, S4, S4, S8, H, F, D, BF, C, Z},
+    /* S8 */ {S8, S8, S8, S8, F, S8, S8, S8, S8, H, F, D, BF, C, Z},
+    /* H  */ {H, H, H, H, H, H, H, H, H, H, F, D, F, C, Z},
+    /* F  */ {F, F, F, F, F, F, F, F, F, F, F, D, F, C, Z},
+    /* D  */ {D, D, D, D, D, D, D, D, D, D, D, D, D, Z, Z},
+    /* BF */ {BF, BF, BF, BF, BF, BF, BF, BF, BF, F, F, D, BF, C, Z},
+    /* C  */ {C, C, C, C, C, C, C, C, C, C, C, Z, C, C, Z},
+    /* Z  */ {Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z},
 };
 #undef B
 #undef U1
@@ -86,6 +95,7 @@ static const unsigned char promotion[EMLX_DTYPE_COUNT][EMLX_DTYPE_COUNT] = {
 #undef D
 #undef BF
 #undef C
+#undef Z
 
 emlx_dtype emlx_promote_types(emlx_dtype a, emlx_dtype b) {
   if (!emlx_dtype_is_valid(a) || !emlx_dtype_is_valid(b)) return EMLX_DTYPE_COUNT;
@@ -184,6 +194,7 @@ double emlx__load_f64(const void *p, emlx_dtype dtype) {
   case EMLX_FLOAT32: return (double)*(const float *)p;
   case EMLX_FLOAT64: return *(const double *)p;
   case EMLX_COMPLEX64: return (double)((const float *)p)[0];
+  case EMLX_COMPLEX128: return ((const double *)p)[0];
   default: return 0.0;
   }
 }
@@ -233,6 +244,10 @@ void emlx__store_f64(void *p, emlx_dtype dtype, double v) {
   case EMLX_COMPLEX64:
     ((float *)p)[0] = (float)v;
     ((float *)p)[1] = 0.0f;
+    break;
+  case EMLX_COMPLEX128:
+    ((double *)p)[0] = v;
+    ((double *)p)[1] = 0.0;
     break;
   default: break;
   }

@@ -9,7 +9,8 @@
  *   precision, so the final f32 -> half step rounds exactly once.
  * - float -> integer truncates toward zero, saturates, NaN -> 0.
  * - emlx_cv_<kind>_<dst>(x): convert a value of an intermediate kind
- *   (u32, i32, u64, i64, f32, f64, c64) into a destination dtype's storage.
+ *   (u32, i32, u64, i64, f32, f64, c64, c128) into a destination dtype's
+ *   storage. complex128's real part converts like f64.
  *   Sources load into a kind first (u8 -> u32, s16 -> i32, f16 -> f32, ...). */
 #ifndef EMLX_CPU_CONVERT_H
 #define EMLX_CPU_CONVERT_H
@@ -20,6 +21,13 @@
 typedef struct emlx_c64 {
   float re, im;
 } emlx_c64;
+typedef struct emlx_c128 {
+  double re, im;
+} emlx_c128;
+/* 16 bytes moved as bits (complex128 elements in the copy kernels). */
+typedef struct emlx_b16 {
+  uint64_t w[2];
+} emlx_b16;
 
 static inline uint32_t emlx_cv_f32_bits(float f) {
   uint32_t u;
@@ -119,7 +127,8 @@ static inline float emlx_cv_i64_prerounded(int64_t x, int p) {
   static inline DT emlx_cv_f64_##d(double x) {                                                     \
     return x != x ? (DT)0 : x >= (HI) ? (DT)(MAXV) : x <= (LO) ? (DT)(MINV) : (DT)x;               \
   }                                                                                                \
-  static inline DT emlx_cv_c64_##d(emlx_c64 x) { return emlx_cv_f32_##d(x.re); }
+  static inline DT emlx_cv_c64_##d(emlx_c64 x) { return emlx_cv_f32_##d(x.re); }                 \
+  static inline DT emlx_cv_c128_##d(emlx_c128 x) { return emlx_cv_f64_##d(x.re); }
 
 EMLX_CV_INT_DEST(u8, uint8_t, uint8_t, 256.0, 0.0, UINT8_MAX, 0)
 EMLX_CV_INT_DEST(u16, uint16_t, uint16_t, 65536.0, 0.0, UINT16_MAX, 0)
@@ -139,6 +148,7 @@ static inline uint8_t emlx_cv_i64_b(int64_t x) { return (uint8_t)(x != 0); }
 static inline uint8_t emlx_cv_f32_b(float x) { return (uint8_t)(x != 0); }
 static inline uint8_t emlx_cv_f64_b(double x) { return (uint8_t)(x != 0); }
 static inline uint8_t emlx_cv_c64_b(emlx_c64 x) { return (uint8_t)(x.re != 0 || x.im != 0); }
+static inline uint8_t emlx_cv_c128_b(emlx_c128 x) { return (uint8_t)(x.re != 0 || x.im != 0); }
 
 /* f32 and f64 (C conversions round to nearest even, correctly). */
 static inline float emlx_cv_u32_f32(uint32_t x) { return (float)x; }
@@ -148,6 +158,7 @@ static inline float emlx_cv_i64_f32(int64_t x) { return (float)x; }
 static inline float emlx_cv_f32_f32(float x) { return x; }
 static inline float emlx_cv_f64_f32(double x) { return (float)x; }
 static inline float emlx_cv_c64_f32(emlx_c64 x) { return x.re; }
+static inline float emlx_cv_c128_f32(emlx_c128 x) { return (float)x.re; }
 static inline double emlx_cv_u32_f64(uint32_t x) { return (double)x; }
 static inline double emlx_cv_i32_f64(int32_t x) { return (double)x; }
 static inline double emlx_cv_u64_f64(uint64_t x) { return (double)x; }
@@ -155,6 +166,7 @@ static inline double emlx_cv_i64_f64(int64_t x) { return (double)x; }
 static inline double emlx_cv_f32_f64(float x) { return (double)x; }
 static inline double emlx_cv_f64_f64(double x) { return x; }
 static inline double emlx_cv_c64_f64(emlx_c64 x) { return (double)x.re; }
+static inline double emlx_cv_c128_f64(emlx_c128 x) { return x.re; }
 
 /* f16 (11 significant bits) and bf16 (8). */
 #define EMLX_CV_HALF_DEST(d, P, FROM_F32)                                                          \
@@ -172,7 +184,10 @@ static inline double emlx_cv_c64_f64(emlx_c64 x) { return (double)x.re; }
   }                                                                                                \
   static inline uint16_t emlx_cv_f32_##d(float x) { return FROM_F32(x); }                          \
   static inline uint16_t emlx_cv_f64_##d(double x) { return FROM_F32(emlx_cv_f64_to_f32_odd(x)); } \
-  static inline uint16_t emlx_cv_c64_##d(emlx_c64 x) { return FROM_F32(x.re); }
+  static inline uint16_t emlx_cv_c64_##d(emlx_c64 x) { return FROM_F32(x.re); }                  \
+  static inline uint16_t emlx_cv_c128_##d(emlx_c128 x) {                                           \
+    return FROM_F32(emlx_cv_f64_to_f32_odd(x.re));                                                 \
+  }
 
 EMLX_CV_HALF_DEST(f16, 11, emlx_cv_f32_to_f16)
 EMLX_CV_HALF_DEST(bf16, 8, emlx_cv_f32_to_bf16)
@@ -190,6 +205,29 @@ EMLX_CV_C64_FROM(i64, int64_t)
 EMLX_CV_C64_FROM(f32, float)
 EMLX_CV_C64_FROM(f64, double)
 static inline emlx_c64 emlx_cv_c64_c64(emlx_c64 x) { return x; }
+static inline emlx_c64 emlx_cv_c128_c64(emlx_c128 x) {
+  emlx_c64 r = {(float)x.re, (float)x.im};
+  return r;
+}
+
+/* complex128: the real part converts like f64 (exact from every kind but
+ * u64/i64, which round once), imaginary part 0. */
+#define EMLX_CV_C128_FROM(K, KT)                                                                   \
+  static inline emlx_c128 emlx_cv_##K##_c128(KT x) {                                               \
+    emlx_c128 r = {emlx_cv_##K##_f64(x), 0.0};                                                     \
+    return r;                                                                                      \
+  }
+EMLX_CV_C128_FROM(u32, uint32_t)
+EMLX_CV_C128_FROM(i32, int32_t)
+EMLX_CV_C128_FROM(u64, uint64_t)
+EMLX_CV_C128_FROM(i64, int64_t)
+EMLX_CV_C128_FROM(f32, float)
+EMLX_CV_C128_FROM(f64, double)
+static inline emlx_c128 emlx_cv_c64_c128(emlx_c64 x) {
+  emlx_c128 r = {(double)x.re, (double)x.im};
+  return r;
+}
+static inline emlx_c128 emlx_cv_c128_c128(emlx_c128 x) { return x; }
 
 /* ---- max helpers (NaN propagates: once the accumulator is NaN it stays) ---- */
 static inline void emlx_cv_max_f64_into(double *acc, double v) {
@@ -198,6 +236,14 @@ static inline void emlx_cv_max_f64_into(double *acc, double v) {
 }
 /* complex64 compares lexicographically (real part, then imaginary). */
 static inline void emlx_cv_max_c64_into(emlx_c64 *acc, emlx_c64 v) {
+  if (acc->re != acc->re || acc->im != acc->im)
+    return;
+  if (v.re != v.re || v.im != v.im || v.re > acc->re || (v.re == acc->re && v.im > acc->im))
+    *acc = v;
+}
+
+/* complex128, the same order. */
+static inline void emlx_cv_max_c128_into(emlx_c128 *acc, emlx_c128 v) {
   if (acc->re != acc->re || acc->im != acc->im)
     return;
   if (v.re != v.re || v.im != v.im || v.re > acc->re || (v.re == acc->re && v.im > acc->im))

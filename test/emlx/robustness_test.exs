@@ -489,7 +489,7 @@ defmodule EMLX.RobustnessTest do
       ?f -> [:nan, :infinity, 1 <<< 64, "1", {1.0, 2.0}, nil]
       ?x -> [1 <<< 64, -@big - 1, "1", {1.0}, {1.0, 2.0, 3.0}, {:a, 1.0}, nil, [1]]
       ?b -> [0, 1, nil, "true"]
-      ?y -> [{:f, 8}, {:u, 7}, {:bf, 32}, {:c, 128}, {:s, -1}, :f128, true, {:f, 32.0}, {:f}]
+      ?y -> [{:f, 8}, {:u, 7}, {:bf, 32}, {:c, 32}, {:s, -1}, :f128, true, {:f, 32.0}, {:f}]
       ?Y -> [{:f, 8}, {:u, 7}, :f128, nil, 1, {:f, 32.0}]
       ?d -> [:tpu, {:cpu, 0}, "cpu", nil]
       ?B -> [:a, [1, 2], 1, <<1::3>>]
@@ -628,7 +628,7 @@ defmodule EMLX.RobustnessTest do
         pool.queue_struct
 
       15 ->
-        pick([{:f, 8}, {:u, 7}, {:bf, 32}, {:c, 128}, {:s, -1}, {:x, 1}])
+        pick([{:f, 8}, {:u, 7}, {:bf, 32}, {:c, 32}, {:s, -1}, {:x, 1}])
 
       16 ->
         List.duplicate(1, 65)

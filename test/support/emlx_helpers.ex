@@ -33,6 +33,11 @@ defmodule EMLX.TestHelpers do
 
   defp encode1(v, {:c, 64}), do: encode1({v, 0.0}, {:c, 64})
 
+  defp encode1({re, im}, {:c, 128}),
+    do: <<re::float-64-native, im::float-64-native>>
+
+  defp encode1(v, {:c, 128}), do: encode1({v, 0.0}, {:c, 128})
+
   defp special_bits32(:nan), do: 0x7FC00000
   defp special_bits32(:infinity), do: 0x7F800000
   defp special_bits32(:neg_infinity), do: 0xFF800000
@@ -64,6 +69,10 @@ defmodule EMLX.TestHelpers do
 
   def decode(bin, {:c, 64}) do
     for <<re::bitstring-32, im::bitstring-32 <- bin>>, do: {float(re, 32), float(im, 32)}
+  end
+
+  def decode(bin, {:c, 128}) do
+    for <<re::bitstring-64, im::bitstring-64 <- bin>>, do: {float(re, 64), float(im, 64)}
   end
 
   defp float(raw, bits, endian \\ :native) do

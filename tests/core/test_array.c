@@ -44,7 +44,7 @@ static void test_blob_roundtrip(void) {
   for (int di = 0; di < EMLX_DTYPE_COUNT; di++) {
     emlx_dtype d = tu_all_dtypes[di];
     size_t nb = 15 * tu_dsize(d);
-    unsigned char src[15 * 8], keep[15 * 8];
+    unsigned char src[15 * 16], keep[15 * 16];
     fill_pattern(src, d, 15);
     memcpy(keep, src, nb);
     emlx_array *a = emlx_from_blob(src, d, shape, 2, EMLX_CPU);
@@ -67,7 +67,7 @@ static void test_blob_roundtrip(void) {
     CHECK_MSG(raw && memcmp(raw, keep, nb) == 0, "to_blob of %s is bit exact", tu_dname(d));
     free(raw);
     /* wrong byte counts fail and write nothing */
-    unsigned char out[15 * 8 + 16];
+    unsigned char out[15 * 16 + 16];
     memset(out, 0x5A, sizeof out);
     CHECK_FAILS(emlx_to_blob(a, out, nb - 1));
     CHECK_FAILS(emlx_to_blob(a, out, nb + 1));
@@ -80,7 +80,7 @@ static void test_blob_roundtrip(void) {
     emlx_release(a);
   }
   CHECK_FAILS(emlx_to_blob(NULL, NULL, 0));
-  unsigned char tmp[8];
+  unsigned char tmp[16];
   CHECK_FAILS(emlx_to_blob(NULL, tmp, 8));
 }
 

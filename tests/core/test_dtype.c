@@ -1,5 +1,6 @@
 /* test_dtype.c — dtype facts (sizes, names, classes), MLX's promotion table
- * (all 14 x 14 pairs), and the bit-exact f16/bf16 conversions: exhaustive
+ * (all 15 x 15 pairs: MLX's 14 x 14, measured, and the complex128 row and
+ * column, NumPy's and JAX's: c128 above c64 and f64), and the bit-exact f16/bf16 conversions: exhaustive
  * round trips, round-to-nearest-even at every tie, NaN/Inf/overflow/underflow,
  * the same conversions through astype on arrays, and complex64 as a pair of
  * f32. References are the independent decoders/rounders of test_util.h. */
@@ -19,34 +20,42 @@ enum {
   F32 = EMLX_FLOAT32,
   F64 = EMLX_FLOAT64,
   BF = EMLX_BFLOAT16,
-  C64 = EMLX_COMPLEX64
+  C64 = EMLX_COMPLEX64,
+  C128 = EMLX_COMPLEX128
 };
 
-/* Measured with mlx 0.32: row a, column b, both in enum order. */
-static const int promo[14][14] = {
-    /* bool */ {B, U8, U16, U32, U64, S8, S16, S32, S64, F16, F32, F64, BF, C64},
-    /* u8   */ {U8, U8, U16, U32, U64, S16, S16, S32, S64, F16, F32, F64, BF, C64},
-    /* u16  */ {U16, U16, U16, U32, U64, S32, S32, S32, S64, F16, F32, F64, BF, C64},
-    /* u32  */ {U32, U32, U32, U32, U64, S64, S64, S64, S64, F16, F32, F64, BF, C64},
-    /* u64  */ {U64, U64, U64, U64, U64, F32, F32, F32, F32, F16, F32, F64, BF, C64},
-    /* s8   */ {S8, S16, S32, S64, F32, S8, S16, S32, S64, F16, F32, F64, BF, C64},
-    /* s16  */ {S16, S16, S32, S64, F32, S16, S16, S32, S64, F16, F32, F64, BF, C64},
-    /* s32  */ {S32, S32, S32, S64, F32, S32, S32, S32, S64, F16, F32, F64, BF, C64},
-    /* s64  */ {S64, S64, S64, S64, F32, S64, S64, S64, S64, F16, F32, F64, BF, C64},
-    /* f16  */ {F16, F16, F16, F16, F16, F16, F16, F16, F16, F16, F32, F64, F32, C64},
-    /* f32  */ {F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F64, F32, C64},
-    /* f64  */ {F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, C64},
-    /* bf16 */ {BF, BF, BF, BF, BF, BF, BF, BF, BF, F32, F32, F64, BF, C64},
-    /* c64  */ {C64, C64, C64, C64, C64, C64, C64, C64, C64, C64, C64, C64, C64, C64},
+/* Measured with mlx 0.32: row a, column b, both in enum order; complex128
+ * (not in MLX) is NumPy's and JAX's: c64 with f64 gives c128 (where MLX,
+ * without c128, gives c64), c128 with anything gives c128
+ * (np.result_type(np.complex64, np.float64) == complex128). */
+static const int promo[15][15] = {
+    /* bool */ {B, U8, U16, U32, U64, S8, S16, S32, S64, F16, F32, F64, BF, C64, C128},
+    /* u8   */ {U8, U8, U16, U32, U64, S16, S16, S32, S64, F16, F32, F64, BF, C64, C128},
+    /* u16  */ {U16, U16, U16, U32, U64, S32, S32, S32, S64, F16, F32, F64, BF, C64, C128},
+    /* u32  */ {U32, U32, U32, U32, U64, S64, S64, S64, S64, F16, F32, F64, BF, C64, C128},
+    /* u64  */ {U64, U64, U64, U64, U64, F32, F32, F32, F32, F16, F32, F64, BF, C64, C128},
+    /* s8   */ {S8, S16, S32, S64, F32, S8, S16, S32, S64, F16, F32, F64, BF, C64, C128},
+    /* s16  */ {S16, S16, S32, S64, F32, S16, S16, S32, S64, F16, F32, F64, BF, C64, C128},
+    /* s32  */ {S32, S32, S32, S64, F32, S32, S32, S32, S64, F16, F32, F64, BF, C64, C128},
+    /* s64  */ {S64, S64, S64, S64, F32, S64, S64, S64, S64, F16, F32, F64, BF, C64, C128},
+    /* f16  */ {F16, F16, F16, F16, F16, F16, F16, F16, F16, F16, F32, F64, F32, C64, C128},
+    /* f32  */ {F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F32, F64, F32, C64, C128},
+    /* f64  */ {F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, C128, C128},
+    /* bf16 */ {BF, BF, BF, BF, BF, BF, BF, BF, BF, F32, F32, F64, BF, C64, C128},
+    /* c64  */ {C64, C64, C64, C64, C64, C64, C64, C64, C64, C64, C64, C128, C64, C64, C128},
+    /* c128 */ {C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128,
+                C128},
 };
 
 static void test_facts(void) {
-  static const size_t sizes[14] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 2, 8};
-  static const char *names[14] = {"bool",    "uint8",   "uint16",   "uint32",   "uint64",
-                                  "int8",    "int16",   "int32",    "int64",    "float16",
-                                  "float32", "float64", "bfloat16", "complex64"};
-  CHECK_EQ_I64(EMLX_DTYPE_COUNT, 14);
-  for (int d = 0; d < 14; d++) {
+  static const size_t sizes[15] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 2, 8, 16};
+  static const char *names[15] = {"bool",    "uint8",   "uint16",   "uint32",    "uint64",
+                                  "int8",    "int16",   "int32",    "int64",     "float16",
+                                  "float32", "float64", "bfloat16", "complex64", "complex128"};
+  static const int parts[15] = {B, U8, U16, U32, U64, S8,  S16, S32,
+                                       S64, F16, F32, F64, BF, F32, F64};
+  CHECK_EQ_I64(EMLX_DTYPE_COUNT, 15);
+  for (int d = 0; d < 15; d++) {
     CHECK_MSG(emlx_dtype_size((emlx_dtype)d) == sizes[d], "size of %s", names[d]);
     CHECK_EQ_STR(emlx_dtype_name((emlx_dtype)d), names[d]);
     CHECK_MSG(emlx_dtype_is_valid((emlx_dtype)d), "%s is valid", names[d]);
@@ -54,8 +63,12 @@ static void test_facts(void) {
     bool in = d >= U8 && d <= S64;
     CHECK_MSG(emlx_dtype_is_float((emlx_dtype)d) == fl, "is_float(%s)", names[d]);
     CHECK_MSG(emlx_dtype_is_integer((emlx_dtype)d) == in, "is_integer(%s)", names[d]);
-    CHECK_MSG(emlx_dtype_is_complex((emlx_dtype)d) == (d == C64), "is_complex(%s)", names[d]);
-    if (d != C64) {
+    bool cx = d == C64 || d == C128;
+    CHECK_MSG(emlx_dtype_is_complex((emlx_dtype)d) == cx, "is_complex(%s)", names[d]);
+    CHECK_MSG((int)emlx_dtype_real_part((emlx_dtype)d) == parts[d], "real_part(%s)", names[d]);
+    if (cx) {
+      CHECK_MSG(emlx_dtype_is_signed((emlx_dtype)d), "is_signed(%s)", names[d]);
+    } else {
       bool sg = (d >= S8 && d <= S64) || fl;
       CHECK_MSG(emlx_dtype_is_signed((emlx_dtype)d) == sg, "is_signed(%s)", names[d]);
     }
@@ -75,8 +88,8 @@ static void test_facts(void) {
  * real arrays (result dtype and values). */
 static void test_promotion(void) {
   int bad = 0;
-  for (int a = 0; a < 14; a++)
-    for (int b = 0; b < 14; b++) {
+  for (int a = 0; a < 15; a++)
+    for (int b = 0; b < 15; b++) {
       emlx_dtype got = emlx_promote_types((emlx_dtype)a, (emlx_dtype)b);
       if ((int)got != promo[a][b]) {
         bad++;
@@ -84,11 +97,11 @@ static void test_promotion(void) {
                 tu_dname((emlx_dtype)b), tu_dname(got), tu_dname((emlx_dtype)promo[a][b]));
       }
     }
-  CHECK_MSG(bad == 0, "promotion table: %d of 196 entries differ", bad);
+  CHECK_MSG(bad == 0, "promotion table: %d of 225 entries differ", bad);
   /* Symmetry is implied by the table, but check it independently. */
   bool sym = true;
-  for (int a = 0; a < 14; a++)
-    for (int b = 0; b < 14; b++)
+  for (int a = 0; a < 15; a++)
+    for (int b = 0; b < 15; b++)
       if (emlx_promote_types((emlx_dtype)a, (emlx_dtype)b) !=
           emlx_promote_types((emlx_dtype)b, (emlx_dtype)a))
         sym = false;
@@ -96,8 +109,8 @@ static void test_promotion(void) {
 
   static const double va[4] = {0, 1, 2, 3}, vb[4] = {1, 1, 0, 2};
   int64_t n = 4;
-  for (int a = 0; a < 14; a++)
-    for (int b = 0; b < 14; b++) {
+  for (int a = 0; a < 15; a++)
+    for (int b = 0; b < 15; b++) {
       emlx_array *x = tu_make1((emlx_dtype)a, n, va), *y = tu_make1((emlx_dtype)b, n, vb);
       emlx_array *s = emlx_add(x, y), *m = emlx_multiply(x, y), *d = emlx_subtract(x, y);
       double rs[4], rm[4], rd[4];

@@ -17,7 +17,7 @@ static void test_scalars(void) {
     emlx_release(s);
     /* a non-integral value: floats round, integers truncate */
     s = emlx_scalar_tensor(-2.7, d, EMLX_CPU);
-    double ref = tu_is_float(d) || d == EMLX_COMPLEX64 ? tu_quant(d, -2.7)
+    double ref = tu_is_float(d) || emlx_dtype_is_complex(d) ? tu_quant(d, -2.7)
                  : d == EMLX_BOOL                      ? 1.0
                                                        : -2.0;
     if (!(d >= EMLX_UINT8 && d <= EMLX_UINT64)) { /* -2.7 is out of range for unsigned */
@@ -111,7 +111,7 @@ static void test_full_ones_zeros(void) {
     snprintf(what, sizeof what, "zeros %s", tu_dname(d));
     tu_check_array(z, d, shape, 3, ref, 0, what);
     emlx_array *f = emlx_full(shape, 3, 2.75, d, EMLX_CPU);
-    double fv = tu_is_float(d) || d == EMLX_COMPLEX64 ? 2.75 : d == EMLX_BOOL ? 1 : 2;
+    double fv = tu_is_float(d) || emlx_dtype_is_complex(d) ? 2.75 : d == EMLX_BOOL ? 1 : 2;
     for (int i = 0; i < 30; i++)
       ref[i] = fv;
     snprintf(what, sizeof what, "full 2.75 %s", tu_dname(d));

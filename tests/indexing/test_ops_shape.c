@@ -395,7 +395,7 @@ static void test_copy(void) {
   for (int di = 0; di < EMLX_DTYPE_COUNT; di++) {
     emlx_dtype d = tu_all_dtypes[di];
     size_t w = tu_dsize(d);
-    unsigned char src[24 * 8];
+    unsigned char src[24 * 16];
     for (size_t i = 0; i < sizeof src; i++)
       src[i] = (unsigned char)(i * 37 + 11);
     if (d == EMLX_BOOL)

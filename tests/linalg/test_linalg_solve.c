@@ -609,7 +609,7 @@ static void test_errors(void) {
   emlx_clear_error();
   CHECK(emlx_linalg_solve(sq, v3) == NULL && strstr(emlx_last_error(), "linalg_solve") != NULL);
   CHECK(emlx_linalg_inv(ints) == NULL &&
-        strstr(emlx_last_error(), "float32, float64 or complex64") != NULL);
+        strstr(emlx_last_error(), "float32, float64, complex64 or complex128") != NULL);
   emlx_clear_error();
   emlx_release(rect);
   emlx_release(sq);

@@ -377,8 +377,8 @@ if Code.ensure_loaded?(Nx) do
 
     def zero_small({device, _} = ref, eps) do
       case EMLX.scalar_type(ref) do
-        {:c, _} = type ->
-          real_type = {:f, 32}
+        {:c, bits} = type ->
+          real_type = {:f, div(bits, 2)}
           re = ref |> EMLX.real() |> clean(eps, real_type, device)
           im = ref |> EMLX.imag() |> clean(eps, real_type, device)
           i = EMLX.scalar_tensor({0.0, 1.0}, type, device)

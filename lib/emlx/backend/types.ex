@@ -17,19 +17,14 @@ if Code.ensure_loaded?(Nx) do
     #     EMLX.from_nx_binary, emlx/nx_types.h): one rounding, from the f32
     #     value, the way Nx.Floating writes Nx's f64 value. This evaluates the
     #     result (the codecs work on buffers).
-    #   * {:c, 128}: not in the engine yet; every use raises ArgumentError.
 
     import Bitwise
-
-    @c128_message "the EMLX engine has no complex128 ({:c, 128}) dtype yet; " <>
-                    "use {:c, 64}, or Nx.BinaryBackend for complex128"
 
     @doc false
     def storage({:s, n}) when n < 8, do: {:s, 8}
     def storage({:u, n}) when n < 8, do: {:u, 8}
     def storage({:f, 8}), do: {:f, 32}
     def storage({:f8_e4m3fn, 8}), do: {:f, 32}
-    def storage({:c, 128}), do: raise(ArgumentError, @c128_message)
     def storage(type), do: type
 
     @doc false

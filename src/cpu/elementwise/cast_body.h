@@ -1,8 +1,8 @@
-/* cast_body.h — astype inner loops for all 14 x 14 dtype pairs, compiled
+/* cast_body.h — astype inner loops for all 15 x 15 dtype pairs, compiled
  * per ISA by cast_{scalar,avx2,avx512}.c.
  *
  * Each pair is one loop: load the source into an intermediate kind (u32,
- * i32, u64, i64, f32, f64, c64) and convert with convert.h's rules, which
+ * i32, u64, i64, f32, f64, c64, c128) and convert with convert.h's rules, which
  * are exact where the intermediate is exact and round once otherwise. Pairs
  * with f16 on either side stage through f32 tiles so the F16C/AVX-512
  * conversions do the work (except those that need a correctly rounded path
@@ -45,7 +45,8 @@
   CAST_FN(S, ST, K, LD, f32, float)                                                                \
   CAST_FN(S, ST, K, LD, f64, double)                                                               \
   CAST_FN(S, ST, K, LD, bf16, uint16_t)                                                            \
-  CAST_FN(S, ST, K, LD, c64, emlx_c64)
+  CAST_FN(S, ST, K, LD, c64, emlx_c64)                                                             \
+  CAST_FN(S, ST, K, LD, c128, emlx_c128)
 
 CAST_TO_ALL(b, uint8_t, i32, LD_B)
 CAST_TO_ALL(u8, uint8_t, u32, LD_U32)
@@ -61,6 +62,7 @@ CAST_TO_ALL(f32, float, f32, LD_ID)
 CAST_TO_ALL(f64, double, f64, LD_ID)
 CAST_TO_ALL(bf16, uint16_t, f32, LD_BF16)
 CAST_TO_ALL(c64, emlx_c64, c64, LD_ID)
+CAST_TO_ALL(c128, emlx_c128, c128, LD_ID)
 
 /* ---- f16 through f32 tiles ------------------------------------------------ */
 /* f16 -> D: widen a tile with the vector layer, then the f32 -> D loop. */
@@ -86,6 +88,7 @@ CAST_FROM_F16(s64, 8)
 CAST_FROM_F16(f64, 8)
 CAST_FROM_F16(bf16, 2)
 CAST_FROM_F16(c64, 8)
+CAST_FROM_F16(c128, 16)
 
 static void tcast_f16_f32(const void *pi, int64_t s, void *po, int64_t n) {
   const uint16_t *a = (const uint16_t *)pi;
@@ -146,13 +149,14 @@ CAST_COPY(copy_1, 1)
 CAST_COPY(copy_2, 2)
 CAST_COPY(copy_4, 4)
 CAST_COPY(copy_8, 8)
+CAST_COPY(copy_16, 16)
 
 /* ---- the table ------------------------------------------------------------ */
 /* Row S, in emlx_dtype order; X is the diagonal (a copy). */
 #define CAST_ROW(S, P)                                                                             \
   {                                                                                                \
     P##b, P##u8, P##u16, P##u32, P##u64, P##s8, P##s16, P##s32, P##s64, P##f16, P##f32, P##f64,    \
-        P##bf16, P##c64                                                                            \
+        P##bf16, P##c64, P##c128                                                                   \
   }
 
 #define cast_b_b copy_1
@@ -169,6 +173,7 @@ CAST_COPY(copy_8, 8)
 #define cast_f64_f64 copy_8
 #define cast_bf16_bf16 copy_2
 #define cast_c64_c64 copy_8
+#define cast_c128_c128 copy_16
 #define cast_b_f16 tcast_b_f16
 #define cast_u8_f16 tcast_u8_f16
 #define cast_u16_f16 tcast_u16_f16
@@ -195,5 +200,6 @@ const emlx_cpu_cast_table EMLX_ISA_NAME(emlx_cpu_cast) = {
             [EMLX_FLOAT64] = CAST_ROW(f64, cast_f64_),
             [EMLX_BFLOAT16] = CAST_ROW(bf16, cast_bf16_),
             [EMLX_COMPLEX64] = CAST_ROW(c64, cast_c64_),
+            [EMLX_COMPLEX128] = CAST_ROW(c128, cast_c128_),
         },
 };

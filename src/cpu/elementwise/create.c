@@ -37,6 +37,15 @@ static void fill_range(void *ctx, int64_t begin, int64_t end) {
       o[i] = v;
     break;
   }
+  case 16: { /* complex128 */
+    uint64_t v[2], *o = (uint64_t *)(void *)p;
+    memcpy(v, f->value, sizeof v);
+    for (int64_t i = 0; i < n; i++) {
+      o[2 * i] = v[0];
+      o[2 * i + 1] = v[1];
+    }
+    break;
+  }
   default: { /* 8 bytes: 64-bit ints, f64, complex64 */
     uint64_t v, *o = (uint64_t *)(void *)p;
     memcpy(&v, f->value, sizeof v);
@@ -63,7 +72,7 @@ int emlx_cpu_full(const emlx_node *node, emlx_array *const *inputs, emlx_array *
   if (!out)
     return 0;
   size_t es = emlx_dtype_size(out->dtype);
-  if (es == 0 || es > 8)
+  if (es == 0 || es > 16)
     return EMLX_FAIL("cpu: full: invalid dtype");
   if (node->params_size < sizeof(emlx_full_params))
     return EMLX_FAIL("cpu: full: missing params");
@@ -133,7 +142,7 @@ int emlx_cpu_eye(const emlx_node *node, emlx_array *const *inputs, emlx_array *c
   int64_t n = out->ndim >= 2 ? out->shape[out->ndim - 2] : 1;
   int64_t rows = out->size / m;
   char *o = (char *)emlx__data(out);
-  unsigned char zero[8] = {0}, one[8];
+  unsigned char zero[16] = {0}, one[16];
   double d1 = 1.0;
   emlx_cpu_isa_get()->cast->cast[EMLX_FLOAT64][out->dtype](&d1, 1, one, 1);
   fill(o, out->size, es, zero);

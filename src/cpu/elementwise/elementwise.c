@@ -15,8 +15,8 @@
 
 static int64_t unary_grain(emlx_prim prim, emlx_dtype dt) {
   if (prim == EMLX_PRIM_EXP)
-    return dt == EMLX_COMPLEX64 ? 1024 : 8192;
-  if (dt == EMLX_COMPLEX64 && prim != EMLX_PRIM_ASTYPE && prim != EMLX_PRIM_COPY)
+    return emlx_dtype_is_complex(dt) ? 1024 : 8192;
+  if (emlx_dtype_is_complex(dt) && prim != EMLX_PRIM_ASTYPE && prim != EMLX_PRIM_COPY)
     return 8192;
   return EMLX_CPU_GRAIN;
 }
@@ -53,7 +53,7 @@ int emlx_cpu_core_ew_resolve(emlx_prim prim, const emlx_dtype *in, int nin, emlx
                        emlx_dtype_name(out), emlx_dtype_name(in[0]),
                        emlx_dtype_name(nin > 1 ? in[1] : in[0]));
     loop->bin = isa->ew->binary[op][out];
-    if (out == EMLX_COMPLEX64 && op >= EMLX_CPU_MUL)
+    if (emlx_dtype_is_complex(out) && op >= EMLX_CPU_MUL)
       loop->grain = 4096;
     if (!loop->bin)
       return EMLX_FAIL("cpu: %s is not supported for %s", name, emlx_dtype_name(out));

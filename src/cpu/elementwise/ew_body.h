@@ -4,7 +4,8 @@
  * (contiguous, broadcast scalar, strided) that GCC vectorises at -O3;
  * f16/bf16 are staged through f32 tiles; exp calls SLEEF through the vl_*
  * layer; complex64 multiply/divide/exp are computed in double (C99 Annex G
- * semantics) and rounded once.
+ * semantics) and rounded once; complex128 is computed in double _Complex
+ * (glibc's Annex G multiply, divide and cexp).
  *
  * Integer arithmetic runs on unsigned types (wrapping, no UB); signed dtypes
  * share the unsigned loops of their width. */
@@ -156,6 +157,33 @@ EW_BIN(sub_c64, emlx_c64, c64_sub(x, y))
 EW_BIN(mul_c64, emlx_c64, c64_mul(x, y))
 EW_BIN(div_c64, emlx_c64, c64_div(x, y))
 
+/* complex128 through double _Complex (the same bytes as emlx_c128). */
+static inline emlx_c128 c128_of(double _Complex z) {
+  emlx_c128 r = {creal(z), cimag(z)};
+  return r;
+}
+static inline double _Complex c128_z(emlx_c128 x) {
+  double _Complex z;
+  memcpy(&z, &x, sizeof z);
+  return z;
+}
+static inline emlx_c128 c128_add(emlx_c128 x, emlx_c128 y) {
+  emlx_c128 r = {x.re + y.re, x.im + y.im};
+  return r;
+}
+static inline emlx_c128 c128_sub(emlx_c128 x, emlx_c128 y) {
+  emlx_c128 r = {x.re - y.re, x.im - y.im};
+  return r;
+}
+static inline emlx_c128 c128_neg(emlx_c128 x) {
+  emlx_c128 r = {-x.re, -x.im};
+  return r;
+}
+EW_BIN(add_c128, emlx_c128, c128_add(x, y))
+EW_BIN(sub_c128, emlx_c128, c128_sub(x, y))
+EW_BIN(mul_c128, emlx_c128, c128_of(c128_z(x) * c128_z(y)))
+EW_BIN(div_c128, emlx_c128, c128_of(c128_z(x) / c128_z(y)))
+
 /* ---- negate --------------------------------------------------------------- */
 EW_UN(neg_u8, uint8_t, (uint8_t)(0u - x))
 EW_UN(neg_u16, uint16_t, (uint16_t)(0u - x))
@@ -165,6 +193,7 @@ EW_UN(neg_f32, float, -x)
 EW_UN(neg_f64, double, -x)
 EW_UN(neg_half, uint16_t, (uint16_t)(x ^ 0x8000u)) /* f16 and bf16: flip the sign bit */
 EW_UN(neg_c64, emlx_c64, c64_neg(x))
+EW_UN(neg_c128, emlx_c128, c128_neg(x))
 
 /* ---- exp ------------------------------------------------------------------ */
 static void exp_f32(const void *pi, int64_t s, void *po, int64_t n) {
@@ -226,6 +255,7 @@ static void exp_f64(const void *pi, int64_t s, void *po, int64_t n) {
 EW_EXP_HALF(exp_f16, bd_load_f16, bd_store_f16)
 EW_EXP_HALF(exp_bf16, bd_load_bf16, bd_store_bf16)
 EW_UN(exp_c64, emlx_c64, c64_exp(x))
+EW_UN(exp_c128, emlx_c128, c128_of(cexp(c128_z(x))))
 
 /* ---- the table ------------------------------------------------------------ */
 #define EW_INTS(OP)                                                                                \
@@ -234,7 +264,7 @@ EW_UN(exp_c64, emlx_c64, c64_exp(x))
   [EMLX_UINT64] = OP##_u64, [EMLX_INT64] = OP##_u64
 #define EW_FLOATS(OP)                                                                              \
   [EMLX_FLOAT16] = OP##_f16, [EMLX_BFLOAT16] = OP##_bf16, [EMLX_FLOAT32] = OP##_f32,               \
-  [EMLX_FLOAT64] = OP##_f64, [EMLX_COMPLEX64] = OP##_c64
+  [EMLX_FLOAT64] = OP##_f64, [EMLX_COMPLEX64] = OP##_c64, [EMLX_COMPLEX128] = OP##_c128
 
 const emlx_cpu_ew_table EMLX_ISA_NAME(emlx_cpu_ew) = {
     .binary =
@@ -245,6 +275,7 @@ const emlx_cpu_ew_table EMLX_ISA_NAME(emlx_cpu_ew) = {
             [EMLX_CPU_DIV] = {EW_FLOATS(div)},
         },
     .negate = {EW_INTS(neg), [EMLX_FLOAT16] = neg_half, [EMLX_BFLOAT16] = neg_half,
-               [EMLX_FLOAT32] = neg_f32, [EMLX_FLOAT64] = neg_f64, [EMLX_COMPLEX64] = neg_c64},
+               [EMLX_FLOAT32] = neg_f32, [EMLX_FLOAT64] = neg_f64, [EMLX_COMPLEX64] = neg_c64,
+               [EMLX_COMPLEX128] = neg_c128},
     .exp = {EW_FLOATS(exp)},
 };

@@ -92,15 +92,16 @@ static int unary_op(emlx_prim prim, int mode) {
 static emlx_dtype unary_out_dtype(int op, emlx_dtype di) {
   if (op == EMLX_MU_ISNAN || op == EMLX_MU_ISINF)
     return EMLX_BOOL;
-  if (di == EMLX_COMPLEX64 && (op == EMLX_MU_ABS || op == EMLX_MU_REAL || op == EMLX_MU_IMAG))
-    return EMLX_FLOAT32;
+  if (emlx_dtype_is_complex(di) &&
+      (op == EMLX_MU_ABS || op == EMLX_MU_REAL || op == EMLX_MU_IMAG))
+    return emlx_dtype_real_part(di);
   return di;
 }
 
 /* Cheap loops split in big chunks; transcendental and complex ones in
  * smaller ones, so both threads get work on mid-sized arrays. */
 static int64_t unary_grain(int op, emlx_dtype dt) {
-  if (dt == EMLX_COMPLEX64)
+  if (emlx_dtype_is_complex(dt))
     return 1024;
   if (op >= EMLX_MU_SQRT && op <= EMLX_MU_SIGMOID)
     return op == EMLX_MU_ERF_INV ? 2048 : 8192;
@@ -195,8 +196,8 @@ int emlx_cpu_math_ew_resolve(emlx_prim prim, const void *params, size_t params_s
     loop->swap = swap;
     if (!loop->bin || out != (is_comparison(op) ? EMLX_BOOL : dt))
       return EMLX_FAIL("cpu: %s is not supported for %s", name, emlx_dtype_name(dt));
-    if (dt == EMLX_COMPLEX64 || op == EMLX_MB_POW || op == EMLX_MB_ATAN2)
-      loop->grain = dt == EMLX_COMPLEX64 ? 1024 : 8192;
+    if (emlx_dtype_is_complex(dt) || op == EMLX_MB_POW || op == EMLX_MB_ATAN2)
+      loop->grain = emlx_dtype_is_complex(dt) ? 1024 : 8192;
     return 0;
   }
   emlx_dtype dt = in[nin - 1]; /* the dtype of the values */

@@ -12,7 +12,7 @@
  *  - integers use plain loops on the signed or unsigned C type (arithmetic
  *    that can overflow runs on the unsigned type: wrapping, no UB);
  *  - complex64 is computed in double with C99 <complex.h> and rounded
- *    once. */
+ *    once; complex128 in double _Complex (glibc's <complex.h>). */
 #include <complex.h>
 #include <math.h>
 #include <string.h>
@@ -34,6 +34,22 @@ static inline emlx_c64 mc_of(double _Complex z) {
   return r;
 }
 static inline int mc_isnan(emlx_c64 x) { return x.re != x.re || x.im != x.im; }
+static inline double _Complex mz_z(emlx_c128 x) {
+  double _Complex z;
+  memcpy(&z, &x, sizeof z);
+  return z;
+}
+static inline emlx_c128 mz_of(double _Complex z) {
+  emlx_c128 r = {creal(z), cimag(z)};
+  return r;
+}
+static inline int mz_isnan(emlx_c128 x) { return x.re != x.re || x.im != x.im; }
+static inline int mz_gt(emlx_c128 x, emlx_c128 y) {
+  return x.re > y.re || (x.re == y.re && x.im > y.im);
+}
+static inline int mz_ge(emlx_c128 x, emlx_c128 y) {
+  return x.re > y.re || (x.re == y.re && x.im >= y.im);
+}
 /* Lexicographic order of complex64 (real part, then imaginary), as MLX. */
 static inline int mc_gt(emlx_c64 x, emlx_c64 y) {
   return x.re > y.re || (x.re == y.re && x.im > y.im);
@@ -72,6 +88,13 @@ static inline emlx_c64 mb_maxc(emlx_c64 x, emlx_c64 y) {
 }
 static inline emlx_c64 mb_minc(emlx_c64 x, emlx_c64 y) {
   return mc_isnan(x) ? x : mc_isnan(y) ? y : mc_gt(x, y) ? y : x;
+}
+
+static inline emlx_c128 mb_maxz(emlx_c128 x, emlx_c128 y) {
+  return mz_isnan(x) ? x : mz_isnan(y) ? y : mz_gt(y, x) ? y : x;
+}
+static inline emlx_c128 mb_minz(emlx_c128 x, emlx_c128 y) {
+  return mz_isnan(x) ? x : mz_isnan(y) ? y : mz_gt(x, y) ? y : x;
 }
 
 /* ---- staging ------------------------------------------------------------------- */

@@ -156,6 +156,10 @@ MB_BIN(b_eq_c64, emlx_c64, uint8_t, (uint8_t)(x.re == y.re && x.im == y.im))
 MB_BIN(b_ne_c64, emlx_c64, uint8_t, (uint8_t) !(x.re == y.re && x.im == y.im))
 MB_BIN(b_gt_c64, emlx_c64, uint8_t, (uint8_t)mc_gt(x, y))
 MB_BIN(b_ge_c64, emlx_c64, uint8_t, (uint8_t)mc_ge(x, y))
+MB_BIN(b_eq_c128, emlx_c128, uint8_t, (uint8_t)(x.re == y.re && x.im == y.im))
+MB_BIN(b_ne_c128, emlx_c128, uint8_t, (uint8_t) !(x.re == y.re && x.im == y.im))
+MB_BIN(b_gt_c128, emlx_c128, uint8_t, (uint8_t)mz_gt(x, y))
+MB_BIN(b_ge_c128, emlx_c128, uint8_t, (uint8_t)mz_ge(x, y))
 
 /* ---- logical and bitwise ------------------------------------------------------------------ */
 MB_BIN(b_land_b, uint8_t, uint8_t, (uint8_t)((x != 0) & (y != 0)))
@@ -193,6 +197,8 @@ MB_BIN(b_max_b, uint8_t, uint8_t, (uint8_t)((x != 0) | (y != 0)))
 MB_BIN(b_min_b, uint8_t, uint8_t, (uint8_t)((x != 0) & (y != 0)))
 MB_BIN(b_max_c64, emlx_c64, emlx_c64, mb_maxc(x, y))
 MB_BIN(b_min_c64, emlx_c64, emlx_c64, mb_minc(x, y))
+MB_BIN(b_max_c128, emlx_c128, emlx_c128, mb_maxz(x, y))
+MB_BIN(b_min_c128, emlx_c128, emlx_c128, mb_minz(x, y))
 
 /* Unsigned: x / 0 == 0, x % 0 == 0; floor and trunc agree. */
 #define MB_DIV_U_GEN(SUF, T, UT, BITS)                                                             \
@@ -265,9 +271,11 @@ MB_FOR_UINTS(MB_POW_U_GEN)
 MB_FOR_SINTS(MB_POW_S_GEN)
 MB_BIN(b_pow_b, uint8_t, uint8_t, (uint8_t)((x != 0) | (y == 0)))
 MB_BIN(b_pow_c64, emlx_c64, emlx_c64, mc_of(cpow(mc_wide(x), mc_wide(y))))
+MB_BIN(b_pow_c128, emlx_c128, emlx_c128, mz_of(cpow(mz_z(x), mz_z(y))))
 
 #define MB_ALLI(OP) MB_INTS(OP), [EMLX_BOOL] = OP##_b
-#define MB_ALL(OP) MB_ALLI(OP), MB_FLOATS(OP), [EMLX_COMPLEX64] = OP##_c64
+#define MB_ALL(OP)                                                                                 \
+  MB_ALLI(OP), MB_FLOATS(OP), [EMLX_COMPLEX64] = OP##_c64, [EMLX_COMPLEX128] = OP##_c128
 #define MB_TABLE_ROWS                                                                              \
   {                                                                                                \
     [EMLX_MB_QUOT_FLOOR] = {MB_ALLI(b_qfloor), MB_FLOATS(b_qfloor)},                               \

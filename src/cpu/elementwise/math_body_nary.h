@@ -22,6 +22,7 @@ MN_WHERE(n_where_1, uint8_t)
 MN_WHERE(n_where_2, uint16_t)
 MN_WHERE(n_where_4, uint32_t)
 MN_WHERE(n_where_8, uint64_t)
+MN_WHERE(n_where_16, emlx_c128)
 
 /* ---- clip(a, lo, hi) = min(max(a, lo), hi) ---------------------------------------------- */
 #define MN_CLIP(NAME, T, MAX, MIN)                                                                 \
@@ -50,6 +51,7 @@ MN_CLIP(n_clip_b, uint8_t, MN_BMAX, MN_BMIN)
 MN_CLIP(n_clip_f32, float, mb_maxf, mb_minf)
 MN_CLIP(n_clip_f64, double, mb_max, mb_min)
 MN_CLIP(n_clip_c64, emlx_c64, mb_maxc, mb_minc)
+MN_CLIP(n_clip_c128, emlx_c128, mb_maxz, mb_minz)
 /* f16/bf16: compared in f32; the result is one of the inputs, exact. */
 static void n_clip_half(emlx_dtype dt, const void *const *in, const int64_t *s, uint16_t *o,
                         int64_t n) {
@@ -91,6 +93,14 @@ static inline uint8_t mn_close_c(emlx_c64 a, emlx_c64 b, const emlx_isclose_para
   double d = hypot((double)a.re - (double)b.re, (double)a.im - (double)b.im);
   return (uint8_t)(d <= p->atol + p->rtol * hypot((double)b.re, (double)b.im));
 }
+static inline uint8_t mn_close_z(emlx_c128 a, emlx_c128 b, const emlx_isclose_params *p) {
+  if (mz_isnan(a) || mz_isnan(b))
+    return (uint8_t)(p->equal_nan && mz_isnan(a) && mz_isnan(b));
+  if (isinf(a.re) || isinf(a.im) || isinf(b.re) || isinf(b.im))
+    return (uint8_t)(a.re == b.re && a.im == b.im);
+  double d = hypot(a.re - b.re, a.im - b.im);
+  return (uint8_t)(d <= p->atol + p->rtol * hypot(b.re, b.im));
+}
 #define MN_ISCLOSE(NAME, T, TOD)                                                                   \
   static void NAME(const void *const *in, const int64_t *s, void *po, int64_t n,                   \
                    const void *ctx) {                                                              \
@@ -118,6 +128,13 @@ static void n_isclose_c64(const void *const *in, const int64_t *s, void *po, int
   for (int64_t i = 0; i < n; i++)
     o[i] = mn_close_c(a[i * s[0]], b[i * s[1]], (const emlx_isclose_params *)ctx);
 }
+static void n_isclose_c128(const void *const *in, const int64_t *s, void *po, int64_t n,
+                           const void *ctx) {
+  const emlx_c128 *a = (const emlx_c128 *)in[0], *b = (const emlx_c128 *)in[1];
+  uint8_t *o = (uint8_t *)po;
+  for (int64_t i = 0; i < n; i++)
+    o[i] = mn_close_z(a[i * s[0]], b[i * s[1]], (const emlx_isclose_params *)ctx);
+}
 
 #define MN_WHERE_ROW                                                                               \
   {                                                                                                \
@@ -125,12 +142,16 @@ static void n_isclose_c64(const void *const *in, const int64_t *s, void *po, int
     [EMLX_UINT16] = n_where_2, [EMLX_INT16] = n_where_2, [EMLX_FLOAT16] = n_where_2,               \
     [EMLX_BFLOAT16] = n_where_2, [EMLX_UINT32] = n_where_4, [EMLX_INT32] = n_where_4,              \
     [EMLX_FLOAT32] = n_where_4, [EMLX_UINT64] = n_where_8, [EMLX_INT64] = n_where_8,               \
-    [EMLX_FLOAT64] = n_where_8, [EMLX_COMPLEX64] = n_where_8,                                      \
+    [EMLX_FLOAT64] = n_where_8, [EMLX_COMPLEX64] = n_where_8, [EMLX_COMPLEX128] = n_where_16,      \
   }
 #define MN_CLIP_ROW                                                                                \
-  { MB_INTS(n_clip), MB_FLOATS(n_clip), [EMLX_BOOL] = n_clip_b, [EMLX_COMPLEX64] = n_clip_c64 }
+  {                                                                                                \
+    MB_INTS(n_clip), MB_FLOATS(n_clip), [EMLX_BOOL] = n_clip_b, [EMLX_COMPLEX64] = n_clip_c64,     \
+    [EMLX_COMPLEX128] = n_clip_c128                                                                \
+  }
 #define MN_ISCLOSE_ROW                                                                             \
   {                                                                                                \
     MB_INTS(n_isclose),                                                                            \
-        MB_FLOATS(n_isclose), [EMLX_BOOL] = n_isclose_b, [EMLX_COMPLEX64] = n_isclose_c64          \
+        MB_FLOATS(n_isclose), [EMLX_BOOL] = n_isclose_b, [EMLX_COMPLEX64] = n_isclose_c64,         \
+        [EMLX_COMPLEX128] = n_isclose_c128                                                         \
   }

@@ -169,6 +169,9 @@ MB_UN(u_isinf_f16, uint16_t, uint8_t, (uint8_t)((x & 0x7FFFu) == 0x7C00u))
 MB_UN(u_isinf_bf16, uint16_t, uint8_t, (uint8_t)((x & 0x7FFFu) == 0x7F80u))
 MB_UN(u_isinf_c64, emlx_c64, uint8_t,
       (uint8_t)(fabsf(x.re) == (float)INFINITY || fabsf(x.im) == (float)INFINITY))
+MB_UN(u_isnan_c128, emlx_c128, uint8_t, (uint8_t)mz_isnan(x))
+MB_UN(u_isinf_c128, emlx_c128, uint8_t,
+      (uint8_t)(fabs(x.re) == (double)INFINITY || fabs(x.im) == (double)INFINITY))
 
 /* ---- complex64 ------------------------------------------------------------------- */
 /* z / |z|; an infinite part gives the unit on its axis and two give NaN
@@ -234,15 +237,78 @@ MU_C64(u_asinh, casinh(mc_wide(x)))
 MU_C64(u_acosh, cacosh(mc_wide(x)))
 MU_C64(u_atanh, catanh(mc_wide(x)))
 
-#define MU_FC(OP) MB_FLOATS(OP), [EMLX_COMPLEX64] = OP##_c64
+/* ---- complex128: the same functions in double _Complex ------------------------- */
+static inline emlx_c128 mz_sign(emlx_c128 x) {
+  if (x.re == 0.0 && x.im == 0.0)
+    return x;
+  bool inf_re = isinf(x.re), inf_im = isinf(x.im);
+  if (inf_re || inf_im) {
+    emlx_c128 r = {inf_im ? (inf_re ? (double)NAN : 0.0) : copysign(1.0, x.re),
+                   inf_re ? (inf_im ? (double)NAN : 0.0) : copysign(1.0, x.im)};
+    return r;
+  }
+  double m = hypot(x.re, x.im);
+  emlx_c128 r = {x.re / m, x.im / m};
+  return r;
+}
+static inline emlx_c128 mz_round(emlx_c128 x) {
+  emlx_c128 r = {rint(x.re), rint(x.im)};
+  return r;
+}
+static inline emlx_c128 mz_rounda(emlx_c128 x) {
+  double re = x.re, im = x.im, r[2];
+  t_rounda_f64(&re, &r[0], 1);
+  t_rounda_f64(&im, &r[1], 1);
+  emlx_c128 o = {r[0], r[1]};
+  return o;
+}
+static inline emlx_c128 mz_conj(emlx_c128 x) {
+  emlx_c128 r = {x.re, -x.im};
+  return r;
+}
+/* log(1 + z) without cancellation near 0 (see mc_log1p). For |z| < 0.5,
+ * 2x + x^2 + y^2 loses bits only when x ~ -y^2/2, as log1p itself would. */
+static inline double _Complex mz_log1p(emlx_c128 z) {
+  double x = z.re, y = z.im;
+  if (fabs(x) < 0.5 && fabs(y) < 0.5)
+    return CMPLX(0.5 * log1p(2.0 * x + x * x + y * y), atan2(y, 1.0 + x));
+  return clog(1.0 + mz_z(z));
+}
+MB_UN(u_abs_c128, emlx_c128, double, hypot(x.re, x.im))
+MB_UN(u_sign_c128, emlx_c128, emlx_c128, mz_sign(x))
+MB_UN(u_round_c128, emlx_c128, emlx_c128, mz_round(x))
+MB_UN(u_rounda_c128, emlx_c128, emlx_c128, mz_rounda(x))
+MB_UN(u_conj_c128, emlx_c128, emlx_c128, mz_conj(x))
+MB_UN(u_real_c128, emlx_c128, double, x.re)
+MB_UN(u_imag_c128, emlx_c128, double, x.im)
+#define MU_C128(NAME, EXPR) MB_UN(NAME##_c128, emlx_c128, emlx_c128, mz_of(EXPR))
+MU_C128(u_sqrt, csqrt(mz_z(x)))
+MU_C128(u_rsqrt, 1.0 / csqrt(mz_z(x)))
+MU_C128(u_log, clog(mz_z(x)))
+MU_C128(u_log1p, mz_log1p(x))
+MU_C128(u_sin, csin(mz_z(x)))
+MU_C128(u_cos, ccos(mz_z(x)))
+MU_C128(u_tan, ctan(mz_z(x)))
+MU_C128(u_asin, casin(mz_z(x)))
+MU_C128(u_acos, cacos(mz_z(x)))
+MU_C128(u_atan, catan(mz_z(x)))
+MU_C128(u_sinh, csinh(mz_z(x)))
+MU_C128(u_cosh, ccosh(mz_z(x)))
+MU_C128(u_tanh, ctanh(mz_z(x)))
+MU_C128(u_asinh, casinh(mz_z(x)))
+MU_C128(u_acosh, cacosh(mz_z(x)))
+MU_C128(u_atanh, catanh(mz_z(x)))
+
+#define MU_FC(OP) MB_FLOATS(OP), [EMLX_COMPLEX64] = OP##_c64, [EMLX_COMPLEX128] = OP##_c128
 #define MU_TABLE_ROWS                                                                              \
   {                                                                                                \
     [EMLX_MU_ABS] = {MB_SINTS(u_abs), MU_FC(u_abs)},                                               \
     [EMLX_MU_SIGN] = {MB_INTS(u_sign), MU_FC(u_sign)}, [EMLX_MU_FLOOR] = {MB_FLOATS(u_floor)},     \
     [EMLX_MU_CEIL] = {MB_FLOATS(u_ceil)}, [EMLX_MU_ROUND] = {MU_FC(u_round)},                      \
-    [EMLX_MU_ROUND_AWAY] = {MU_FC(u_rounda)}, [EMLX_MU_CONJ] = {[EMLX_COMPLEX64] = u_conj_c64},    \
-    [EMLX_MU_REAL] = {[EMLX_COMPLEX64] = u_real_c64},                                              \
-    [EMLX_MU_IMAG] = {[EMLX_COMPLEX64] = u_imag_c64},                                              \
+    [EMLX_MU_ROUND_AWAY] = {MU_FC(u_rounda)}, [EMLX_MU_CONJ] = {[EMLX_COMPLEX64] = u_conj_c64,     \
+                                                [EMLX_COMPLEX128] = u_conj_c128},                  \
+    [EMLX_MU_REAL] = {[EMLX_COMPLEX64] = u_real_c64, [EMLX_COMPLEX128] = u_real_c128},             \
+    [EMLX_MU_IMAG] = {[EMLX_COMPLEX64] = u_imag_c64, [EMLX_COMPLEX128] = u_imag_c128},             \
     [EMLX_MU_BNOT] = {MB_INTS(u_bnot), [EMLX_BOOL] = u_bnot_b}, [EMLX_MU_SQRT] = {MU_FC(u_sqrt)},  \
     [EMLX_MU_RSQRT] = {MU_FC(u_rsqrt)}, [EMLX_MU_LOG] = {MU_FC(u_log)},                            \
     [EMLX_MU_LOG1P] = {MU_FC(u_log1p)}, [EMLX_MU_EXPM1] = {MB_FLOATS(u_expm1)},                    \

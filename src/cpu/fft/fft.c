@@ -333,6 +333,8 @@ int emlx_cpu_fft(const emlx_node *node, emlx_array *const *inputs, emlx_array *c
   emlx_array *y = outputs[0];
   if (!y)
     return 0;
+  if (x->dtype == EMLX_COMPLEX128)
+    return emlx_cpu_fft_c128(node, inputs, outputs);
   if (emlx__array_alloc_data(y) != 0)
     return -1;
   if (y->size == 0)

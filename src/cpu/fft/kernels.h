@@ -11,8 +11,11 @@
 
 #include "internal.h"
 
-/* FFT (fft.c): a complex64 transform along one axis. */
+/* FFT (fft.c): a complex64 transform along one axis; complex128 nodes go
+ * on to fft_c128.c. */
 int emlx_cpu_fft(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs);
+int emlx_cpu_fft_c128(const emlx_node *node, emlx_array *const *inputs,
+                      emlx_array *const *outputs);
 
 /* Designated initialisers "[EMLX_PRIM_X] = kernel," for this family. */
 #define EMLX_CPU_FFT_KERNELS [EMLX_PRIM_FFT] = emlx_cpu_fft,

@@ -7,6 +7,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "convert.h"
 #include "indexing_util.h"
 
 /* Longest piece of a row one work unit copies, in elements: long rows are
@@ -77,6 +78,13 @@ void emlx_idx_fill_run(char *dst, int64_t n, const void *value, size_t esize) {
   }
   case 4: {
     uint32_t v, *o = (uint32_t *)(void *)dst;
+    memcpy(&v, value, sizeof v);
+    for (int64_t i = 0; i < n; i++)
+      o[i] = v;
+    break;
+  }
+  case 16: {
+    emlx_b16 v, *o = (emlx_b16 *)(void *)dst;
     memcpy(&v, value, sizeof v);
     for (int64_t i = 0; i < n; i++)
       o[i] = v;
@@ -172,6 +180,9 @@ void emlx_idx_copy_run(char *dst, int64_t ds, const char *src, int64_t ss, int64
     break;
   case 4:
     STRIDED_MOVE(uint32_t);
+    break;
+  case 16:
+    STRIDED_MOVE(emlx_b16);
     break;
   default:
     STRIDED_MOVE(uint64_t);

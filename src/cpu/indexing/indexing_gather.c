@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "indexing_util.h"
 #include "kernels.h"
 
@@ -27,6 +28,13 @@ static void gather_elems(char *dst, const char *src, const int64_t *off, int64_t
   case 4: {
     uint32_t *o = (uint32_t *)(void *)dst;
     const uint32_t *s = (const uint32_t *)(const void *)src;
+    for (int64_t j = 0; j < n; j++)
+      o[j] = s[off[j]];
+    break;
+  }
+  case 16: {
+    emlx_b16 *o = (emlx_b16 *)(void *)dst;
+    const emlx_b16 *s = (const emlx_b16 *)(const void *)src;
     for (int64_t j = 0; j < n; j++)
       o[j] = s[off[j]];
     break;
@@ -84,6 +92,9 @@ static bool take_fused(char *dst, const char *src, const char *idx, emlx_dtype i
     case 4:
       TAKE_FUSED(int64_t, uint32_t);
       return true;
+    case 16:
+      TAKE_FUSED(int64_t, emlx_b16);
+      return true;
     default:
       TAKE_FUSED(int64_t, uint64_t);
       return true;
@@ -99,6 +110,9 @@ static bool take_fused(char *dst, const char *src, const char *idx, emlx_dtype i
       return true;
     case 4:
       TAKE_FUSED(int32_t, uint32_t);
+      return true;
+    case 16:
+      TAKE_FUSED(int32_t, emlx_b16);
       return true;
     default:
       TAKE_FUSED(int32_t, uint64_t);

@@ -136,7 +136,7 @@ int emlx_cpu_pad(const emlx_node *node, emlx_array *const *in, emlx_array *const
   if (o->size == 0)
     return 0;
   size_t es = emlx_dtype_size(o->dtype);
-  unsigned char value[8];
+  unsigned char value[16];
   memcpy(value, emlx__data(in[1]), es);
   int nd = o->ndim;
   if (nd == 0) {

@@ -89,6 +89,15 @@ static void add_run(emlx_dtype dt, char *dst, int64_t ds, const char *src, int64
     }
     break;
   }
+  case EMLX_COMPLEX128: {
+    double *o = (double *)(void *)dst;
+    const double *u = (const double *)(const void *)src;
+    for (int64_t j = 0; j < n; j++) {
+      o[2 * j * ds] += u[2 * j * ss];
+      o[2 * j * ds + 1] += u[2 * j * ss + 1];
+    }
+    break;
+  }
   default:
     break;
   }
@@ -152,6 +161,9 @@ static void check_range(void *p, int64_t m0, int64_t m1) {
       case 4:                                                                                      \
         LOOP(uint32_t, o[s] = x);                                                                  \
         break;                                                                                     \
+      case 16:                                                                                     \
+        LOOP(emlx_b16, o[s] = x);                                                                  \
+        break;                                                                                     \
       default:                                                                                     \
         LOOP(uint64_t, o[s] = x);                                                                  \
         break;                                                                                     \
@@ -193,6 +205,9 @@ static void check_range(void *p, int64_t m0, int64_t m1) {
       break;                                                                                       \
     case EMLX_COMPLEX64:                                                                           \
       LOOP(emlx_c64, (o[s].re += x.re, o[s].im += x.im));                                          \
+      break;                                                                                       \
+    case EMLX_COMPLEX128:                                                                          \
+      LOOP(emlx_c128, (o[s].re += x.re, o[s].im += x.im));                                         \
       break;                                                                                       \
     default:                                                                                       \
       break;                                                                                       \

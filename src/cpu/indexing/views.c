@@ -3,6 +3,7 @@
  * input's layout cannot be expressed with strides of the new shape. */
 #include <string.h>
 
+#include "convert.h"
 #include "views.h"
 
 int emlx_cpu_broadcast(const emlx_node *node, emlx_array *const *in, emlx_array *const *out) {
@@ -137,6 +138,11 @@ static void copy_rows(void *p, int64_t begin, int64_t end) {
     case 4: {
       const uint32_t *src = (const uint32_t *)(const void *)base + off;
       for (int64_t i = 0; i < c->inner; i++) ((uint32_t *)(void *)dst)[i] = src[i * istride];
+      break;
+    }
+    case 16: {
+      const emlx_b16 *src = (const emlx_b16 *)(const void *)base + off;
+      for (int64_t i = 0; i < c->inner; i++) ((emlx_b16 *)(void *)dst)[i] = src[i * istride];
       break;
     }
     default: {

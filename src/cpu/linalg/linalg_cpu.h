@@ -1,7 +1,7 @@
 /* linalg_cpu.h — what the linalg kernels (src/cpu/linalg_*.c) share.
  *
  * Three layers:
- *   - la_* LAPACK / CBLAS calls dispatched on the dtype (f32, f64, c64), in
+ *   - la_* LAPACK / CBLAS calls dispatched on the dtype (f32, f64, c64, c128), in
  *     linalg_lapack.c, the only file that includes lapacke.h and cblas.h
  *     (and with them complex.h). LAPACK calls are column-major; CBLAS calls
  *     here are row-major.
@@ -32,14 +32,19 @@
 
 /* ---- dtype facts ----------------------------------------------------------- */
 
-static inline size_t la_esize(emlx_dtype dt) { return dt == EMLX_FLOAT32 ? 4 : 8; }
-/* Singular values and eigenvalues: float32 for complex64. */
-static inline emlx_dtype la_real_dtype(emlx_dtype dt) {
-  return dt == EMLX_COMPLEX64 ? EMLX_FLOAT32 : dt;
+static inline size_t la_esize(emlx_dtype dt) {
+  return dt == EMLX_FLOAT32 ? 4 : dt == EMLX_COMPLEX128 ? 16 : 8;
 }
-static inline bool la_is_complex(emlx_dtype dt) { return dt == EMLX_COMPLEX64; }
+/* Singular values and eigenvalues: float32 for complex64, float64 for
+ * complex128. */
+static inline emlx_dtype la_real_dtype(emlx_dtype dt) { return emlx_dtype_real_part(dt); }
+static inline bool la_is_complex(emlx_dtype dt) {
+  return dt == EMLX_COMPLEX64 || dt == EMLX_COMPLEX128;
+}
 /* Machine epsilon of the dtype's real part. */
-static inline double la_eps(emlx_dtype dt) { return dt == EMLX_FLOAT64 ? 0x1p-52 : 0x1p-23; }
+static inline double la_eps(emlx_dtype dt) {
+  return dt == EMLX_FLOAT64 || dt == EMLX_COMPLEX128 ? 0x1p-52 : 0x1p-23;
+}
 
 /* Scratch carving: sizes rounded up to 64 bytes. */
 static inline size_t la_align(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
@@ -144,7 +149,7 @@ static inline void *la_out_matrix(emlx_array *out, int64_t b, int64_t elems) {
 }
 
 /* Copies a rows x cols matrix, element (i, j) at src + i*rs + j*cs, to
- * dst + i*drs + j*dcs (strides in elements of esize bytes: 4 or 8). No-op
+ * dst + i*drs + j*dcs (strides in elements of esize bytes: 4, 8 or 16). No-op
  * when src and dst are the same dense matrix. */
 void la_copy(size_t esize, const void *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
              void *dst, int64_t drs, int64_t dcs);
@@ -152,8 +157,8 @@ void la_copy(size_t esize, const void *src, int64_t rows, int64_t cols, int64_t 
  * is finite; tri > 0 looks only at the upper triangle (diagonal included),
  * tri < 0 only at the lower one. */
 bool la_finite(emlx_dtype dt, const void *p, int64_t rows, int64_t cols, int tri);
-/* Negates the imaginary parts of count complex64 values. */
-void la_conj(void *p, int64_t count);
+/* Negates the imaginary parts of count complex values of dt. */
+void la_conj(emlx_dtype dt, void *p, int64_t count);
 /* Zeroes the strict lower (lower true) or strict upper triangle of a dense
  * row-major rows x cols matrix with row stride ld. */
 void la_zero_triangle(size_t esize, void *p, int64_t rows, int64_t cols, int64_t ld, bool lower);

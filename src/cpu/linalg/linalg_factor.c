@@ -26,9 +26,10 @@ typedef struct fac_ctx {
 static int positive_diagonal(emlx_dtype dt, const void *p, int n) {
   for (int i = 0; i < n; i++) {
     int64_t at = (int64_t)i * n + i;
-    double d = dt == EMLX_FLOAT64   ? ((const double *)p)[at]
-               : dt == EMLX_FLOAT32 ? (double)((const float *)p)[at]
-                                    : (double)((const float *)p)[2 * at];
+    double d = dt == EMLX_FLOAT64      ? ((const double *)p)[at]
+               : dt == EMLX_FLOAT32    ? (double)((const float *)p)[at]
+               : dt == EMLX_COMPLEX128 ? ((const double *)p)[2 * at]
+                                       : (double)((const float *)p)[2 * at];
     if (!(d > 0))
       return i;
   }

@@ -1,6 +1,6 @@
 /* linalg_lapack.c — LAPACK (through LAPACKE's _work entry points, column
  * major) and CBLAS (row major) for the linalg kernels, dispatched on the
- * dtype: s* for float32, d* for float64, c* for complex64.
+ * dtype: s* for float32, d* for float64, c* for complex64, z* for complex128.
  *
  * The _work entry points with LAPACK_COL_MAJOR call the Fortran routine
  * directly: no hidden transposes, no hidden allocations (workspace comes
@@ -18,7 +18,10 @@
 _Static_assert(sizeof(lapack_int) == sizeof(int), "EMLX expects LAPACK with 32-bit integers");
 _Static_assert(sizeof(lapack_complex_float) == 8, "complex64 is two floats");
 
+_Static_assert(sizeof(lapack_complex_double) == 16, "complex128 is two doubles");
+
 typedef lapack_complex_float cf;
+typedef lapack_complex_double zc;
 
 bool la_fits_int(int64_t rows, int64_t cols) {
   return rows <= INT_MAX && cols <= INT_MAX && (rows == 0 || cols <= INT_MAX / rows);
@@ -41,6 +44,8 @@ int la_potrf(emlx_dtype dt, char uplo, int n, void *a, int lda) {
     return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, uplo, n, a, lda);
   case EMLX_FLOAT64:
     return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, uplo, n, a, lda);
+  case EMLX_COMPLEX128:
+    return LAPACKE_zpotrf_work(LAPACK_COL_MAJOR, uplo, n, a, lda);
   default:
     return LAPACKE_cpotrf_work(LAPACK_COL_MAJOR, uplo, n, a, lda);
   }
@@ -52,6 +57,8 @@ int la_trtri(emlx_dtype dt, char uplo, int n, void *a, int lda) {
     return LAPACKE_strtri_work(LAPACK_COL_MAJOR, uplo, 'N', n, a, lda);
   case EMLX_FLOAT64:
     return LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, uplo, 'N', n, a, lda);
+  case EMLX_COMPLEX128:
+    return LAPACKE_ztrtri_work(LAPACK_COL_MAJOR, uplo, 'N', n, a, lda);
   default:
     return LAPACKE_ctrtri_work(LAPACK_COL_MAJOR, uplo, 'N', n, a, lda);
   }
@@ -63,6 +70,8 @@ int la_getrf(emlx_dtype dt, int m, int n, void *a, int lda, int *ipiv) {
     return LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, m, n, a, lda, ipiv);
   case EMLX_FLOAT64:
     return LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, m, n, a, lda, ipiv);
+  case EMLX_COMPLEX128:
+    return LAPACKE_zgetrf_work(LAPACK_COL_MAJOR, m, n, a, lda, ipiv);
   default:
     return LAPACKE_cgetrf_work(LAPACK_COL_MAJOR, m, n, a, lda, ipiv);
   }
@@ -78,7 +87,8 @@ typedef union la_query {
 
 /* Reads the optimal work size LAPACK left in q. */
 static double query_value(emlx_dtype dt, const la_query *q) {
-  return dt == EMLX_FLOAT64 ? q->d[0] : (double)q->f[0]; /* complex: the real part */
+  /* complex: the real part */
+  return dt == EMLX_FLOAT64 || dt == EMLX_COMPLEX128 ? q->d[0] : (double)q->f[0];
 }
 
 static int set_work(la_work *w, double work, double rwork, double iwork) {
@@ -98,6 +108,9 @@ int la_getri_query(emlx_dtype dt, int n, la_work *w) {
   case EMLX_FLOAT64:
     info = LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, NULL, ld, NULL, q.d, -1);
     break;
+  case EMLX_COMPLEX128:
+    info = LAPACKE_zgetri_work(LAPACK_COL_MAJOR, n, NULL, ld, NULL, (zc *)q.d, -1);
+    break;
   default:
     info = LAPACKE_cgetri_work(LAPACK_COL_MAJOR, n, NULL, ld, NULL, (cf *)q.f, -1);
     break;
@@ -111,6 +124,8 @@ int la_getri(emlx_dtype dt, int n, void *a, int lda, const int *ipiv, void *work
     return LAPACKE_sgetri_work(LAPACK_COL_MAJOR, n, a, lda, ipiv, work, lwork);
   case EMLX_FLOAT64:
     return LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, a, lda, ipiv, work, lwork);
+  case EMLX_COMPLEX128:
+    return LAPACKE_zgetri_work(LAPACK_COL_MAJOR, n, a, lda, ipiv, work, lwork);
   default:
     return LAPACKE_cgetri_work(LAPACK_COL_MAJOR, n, a, lda, ipiv, work, lwork);
   }
@@ -126,6 +141,9 @@ int la_geqrf_query(emlx_dtype dt, int m, int n, la_work *w) {
   case EMLX_FLOAT64:
     info = LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, NULL, ld, NULL, q.d, -1);
     break;
+  case EMLX_COMPLEX128:
+    info = LAPACKE_zgeqrf_work(LAPACK_COL_MAJOR, m, n, NULL, ld, NULL, (zc *)q.d, -1);
+    break;
   default:
     info = LAPACKE_cgeqrf_work(LAPACK_COL_MAJOR, m, n, NULL, ld, NULL, (cf *)q.f, -1);
     break;
@@ -139,6 +157,8 @@ int la_geqrf(emlx_dtype dt, int m, int n, void *a, int lda, void *tau, void *wor
     return LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, work, lwork);
   case EMLX_FLOAT64:
     return LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, work, lwork);
+  case EMLX_COMPLEX128:
+    return LAPACKE_zgeqrf_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, work, lwork);
   default:
     return LAPACKE_cgeqrf_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, work, lwork);
   }
@@ -154,6 +174,9 @@ int la_orgqr_query(emlx_dtype dt, int m, int n, int k, la_work *w) {
   case EMLX_FLOAT64:
     info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, n, k, NULL, ld, NULL, q.d, -1);
     break;
+  case EMLX_COMPLEX128:
+    info = LAPACKE_zungqr_work(LAPACK_COL_MAJOR, m, n, k, NULL, ld, NULL, (zc *)q.d, -1);
+    break;
   default:
     info = LAPACKE_cungqr_work(LAPACK_COL_MAJOR, m, n, k, NULL, ld, NULL, (cf *)q.f, -1);
     break;
@@ -168,6 +191,8 @@ int la_orgqr(emlx_dtype dt, int m, int n, int k, void *a, int lda, const void *t
     return LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, m, n, k, a, lda, tau, work, lwork);
   case EMLX_FLOAT64:
     return LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, n, k, a, lda, tau, work, lwork);
+  case EMLX_COMPLEX128:
+    return LAPACKE_zungqr_work(LAPACK_COL_MAJOR, m, n, k, a, lda, tau, work, lwork);
   default:
     return LAPACKE_cungqr_work(LAPACK_COL_MAJOR, m, n, k, a, lda, tau, work, lwork);
   }
@@ -196,8 +221,12 @@ int la_gesdd_query(emlx_dtype dt, char jobz, int m, int n, la_work *w) {
                                q.d, -1, NULL);
     break;
   default:
-    info = LAPACKE_cgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, NULL, lda, NULL, NULL, ldu, NULL, ldvt,
-                               (cf *)q.f, -1, NULL, NULL);
+    if (dt == EMLX_COMPLEX128)
+      info = LAPACKE_zgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, NULL, lda, NULL, NULL, ldu, NULL,
+                                 ldvt, (zc *)q.d, -1, NULL, NULL);
+    else
+      info = LAPACKE_cgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, NULL, lda, NULL, NULL, ldu, NULL,
+                                 ldvt, (cf *)q.f, -1, NULL, NULL);
     /* LAPACK's documented bound (3.7+; the larger of the historical ones). */
     rwork = jobz == 'N'
                 ? 7.0 * (double)mn
@@ -218,6 +247,9 @@ int la_gesdd(emlx_dtype dt, char jobz, int m, int n, void *a, int lda, void *s, 
   case EMLX_FLOAT64:
     return LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work,
                                lwork, iwork);
+  case EMLX_COMPLEX128:
+    return LAPACKE_zgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work,
+                               lwork, rwork, iwork);
   default:
     return LAPACKE_cgesdd_work(LAPACK_COL_MAJOR, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work,
                                lwork, rwork, iwork);
@@ -234,12 +266,16 @@ int la_syevd_query(emlx_dtype dt, char jobz, int n, la_work *w) {
   case EMLX_FLOAT64:
     info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, jobz, 'L', n, NULL, lda, NULL, q.d, -1, &iq, -1);
     break;
+  case EMLX_COMPLEX128:
+    info = LAPACKE_zheevd_work(LAPACK_COL_MAJOR, jobz, 'L', n, NULL, lda, NULL, (zc *)q.d, -1, rq.d,
+                               -1, &iq, -1);
+    break;
   default:
     info = LAPACKE_cheevd_work(LAPACK_COL_MAJOR, jobz, 'L', n, NULL, lda, NULL, (cf *)q.f, -1, rq.f,
                                -1, &iq, -1);
     break;
   }
-  double rwork = dt == EMLX_COMPLEX64 ? (double)rq.f[0] : 0.0;
+  double rwork = dt == EMLX_COMPLEX64 ? (double)rq.f[0] : dt == EMLX_COMPLEX128 ? rq.d[0] : 0.0;
   return info != 0 ? -1 : set_work(w, query_value(dt, &q), rwork, (double)iq);
 }
 
@@ -253,6 +289,9 @@ int la_syevd(emlx_dtype dt, char jobz, char uplo, int n, void *a, int lda, void 
   case EMLX_FLOAT64:
     return LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, jobz, uplo, n, a, lda, eig, work, lwork, iwork,
                                liwork);
+  case EMLX_COMPLEX128:
+    return LAPACKE_zheevd_work(LAPACK_COL_MAJOR, jobz, uplo, n, a, lda, eig, work, lwork, rwork,
+                               lrwork, iwork, liwork);
   default:
     return LAPACKE_cheevd_work(LAPACK_COL_MAJOR, jobz, uplo, n, a, lda, eig, work, lwork, rwork,
                                lrwork, iwork, liwork);
@@ -278,6 +317,11 @@ void la_trsm(emlx_dtype dt, char side, char uplo, char trans, char diag, int m, 
   case EMLX_FLOAT64:
     cblas_dtrsm(CblasRowMajor, s, u, t, d, m, n, 1.0, a, lda, b, ldb);
     break;
+  case EMLX_COMPLEX128: {
+    const double one[2] = {1.0, 0.0};
+    cblas_ztrsm(CblasRowMajor, s, u, t, d, m, n, one, a, lda, b, ldb);
+    break;
+  }
   default: {
     const float one[2] = {1.0f, 0.0f};
     cblas_ctrsm(CblasRowMajor, s, u, t, d, m, n, one, a, lda, b, ldb);
@@ -298,6 +342,9 @@ void la_trsv(emlx_dtype dt, char uplo, char trans, char diag, int n, const void 
   case EMLX_FLOAT64:
     cblas_dtrsv(CblasRowMajor, u, t, d, n, a, lda, x, incx);
     break;
+  case EMLX_COMPLEX128:
+    cblas_ztrsv(CblasRowMajor, u, t, d, n, a, lda, x, incx);
+    break;
   default:
     cblas_ctrsv(CblasRowMajor, u, t, d, n, a, lda, x, incx);
     break;
@@ -314,6 +361,11 @@ void la_gemm(emlx_dtype dt, char ta, char tb, int m, int n, int k, const void *a
   case EMLX_FLOAT64:
     cblas_dgemm(CblasRowMajor, at, bt, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
     break;
+  case EMLX_COMPLEX128: {
+    const double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
+    cblas_zgemm(CblasRowMajor, at, bt, m, n, k, one, a, lda, b, ldb, zero, c, ldc);
+    break;
+  }
   default: {
     const float one[2] = {1.0f, 0.0f}, zero[2] = {0.0f, 0.0f};
     cblas_cgemm(CblasRowMajor, at, bt, m, n, k, one, a, lda, b, ldb, zero, c, ldc);

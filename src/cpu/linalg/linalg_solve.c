@@ -31,6 +31,8 @@ static int64_t zero_diagonal(emlx_dtype dt, const void *p, int64_t n, int64_t ld
       zero = ((const float *)p)[at] == 0.0f;
     else if (dt == EMLX_FLOAT64)
       zero = ((const double *)p)[at] == 0.0;
+    else if (dt == EMLX_COMPLEX128)
+      zero = ((const double *)p)[2 * at] == 0.0 && ((const double *)p)[2 * at + 1] == 0.0;
     else
       zero = ((const float *)p)[2 * at] == 0.0f && ((const float *)p)[2 * at + 1] == 0.0f;
     if (zero)

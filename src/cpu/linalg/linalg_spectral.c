@@ -129,9 +129,10 @@ int emlx_cpu_svd(const emlx_node *node, emlx_array *const *in, emlx_array *const
 /* Scales row i of the row-major k x n matrix v by f[i] (real). */
 static void scale_rows(emlx_dtype dt, void *v, int64_t k, int64_t n, const double *f) {
   for (int64_t i = 0; i < k; i++) {
-    if (dt == EMLX_FLOAT64) {
-      double *row = (double *)v + i * n;
-      for (int64_t j = 0; j < n; j++)
+    if (dt == EMLX_FLOAT64 || dt == EMLX_COMPLEX128) {
+      int64_t len = dt == EMLX_COMPLEX128 ? 2 * n : n;
+      double *row = (double *)v + i * len;
+      for (int64_t j = 0; j < len; j++)
         row[j] *= f[i];
     } else {
       int64_t len = dt == EMLX_COMPLEX64 ? 2 * n : n;
@@ -154,12 +155,13 @@ static int pinv_one(la_job *job, int64_t b, void *scratch) {
     return -1;
   /* 1/s over the values kept; the rest of the factors contribute nothing. */
   double *inv = (double *)(void *)(sc + c->inv_off), smax;
-  smax = c->dt == EMLX_FLOAT64 ? ((double *)s)[0] : (double)((float *)s)[0];
+  bool wide = la_real_dtype(c->dt) == EMLX_FLOAT64;
+  smax = wide ? ((double *)s)[0] : (double)((float *)s)[0];
   double cut = c->p->rtol * smax;
   if (c->p->atol > cut)
     cut = c->p->atol;
   for (int64_t i = 0; i < k; i++) {
-    double si = c->dt == EMLX_FLOAT64 ? ((double *)s)[i] : (double)((float *)s)[i];
+    double si = wide ? ((double *)s)[i] : (double)((float *)s)[i];
     inv[i] = si > cut ? 1.0 / si : 0.0;
   }
   scale_rows(c->dt, vt, k, n, inv);
@@ -223,7 +225,7 @@ static int eigh_one(la_job *job, int64_t b, void *scratch) {
   if (v) {
     la_copy(es, sc, n, n, 1, n, v, n, 1); /* column j of v is LAPACK's column j */
     if (la_is_complex(c->dt))
-      la_conj(v, c->n * c->n);
+      la_conj(c->dt, v, c->n * c->n);
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "convert.h"
 #include "linalg_cpu.h"
 
 /* Up to this extent LAPACK runs single-threaded and batches go over the
@@ -167,6 +168,8 @@ void la_copy(size_t esize, const void *src, int64_t rows, int64_t cols, int64_t 
   }
   if (esize == 4)
     LA_COPY_BODY(uint32_t);
+  else if (esize == 16)
+    LA_COPY_BODY(emlx_b16);
   else
     LA_COPY_BODY(uint64_t);
 }
@@ -177,6 +180,8 @@ static bool elem_finite(emlx_dtype dt, const void *p, int64_t i) {
     return isfinite(((const double *)p)[i]);
   if (dt == EMLX_FLOAT32)
     return isfinite(((const float *)p)[i]);
+  if (dt == EMLX_COMPLEX128)
+    return isfinite(((const double *)p)[2 * i]) && isfinite(((const double *)p)[2 * i + 1]);
   return isfinite(((const float *)p)[2 * i]) && isfinite(((const float *)p)[2 * i + 1]);
 }
 
@@ -190,7 +195,13 @@ bool la_finite(emlx_dtype dt, const void *p, int64_t rows, int64_t cols, int tri
   return true;
 }
 
-void la_conj(void *p, int64_t count) {
+void la_conj(emlx_dtype dt, void *p, int64_t count) {
+  if (dt == EMLX_COMPLEX128) {
+    double *d = p;
+    for (int64_t i = 0; i < count; i++)
+      d[2 * i + 1] = -d[2 * i + 1];
+    return;
+  }
   float *f = p;
   for (int64_t i = 0; i < count; i++)
     f[2 * i + 1] = -f[2 * i + 1];
@@ -216,6 +227,9 @@ void la_store_one(emlx_dtype dt, void *p) {
   } else if (dt == EMLX_FLOAT64) {
     double one = 1.0;
     memcpy(p, &one, 8);
+  } else if (dt == EMLX_COMPLEX128) {
+    double one[2] = {1.0, 0.0};
+    memcpy(p, one, 16);
   } else {
     float one[2] = {1.0f, 0.0f};
     memcpy(p, one, 8);

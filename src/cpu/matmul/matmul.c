@@ -10,7 +10,7 @@
  *  - a batch of small products (under ~256K multiply-adds each, where
  *    OpenBLAS stays on the calling thread anyway) is split over our pool,
  *    one product per task; larger products run one after the other, each
- *    threaded inside (by OpenBLAS's own threads for f32/f64/c64, by our pool
+ *    threaded inside (by OpenBLAS's own threads for f32/f64/c64/c128, by our pool
  *    for the other dtypes). Threads are never nested. Small f32 products
  *    whose operands step evenly through the batch go to the batched small
  *    kernel a chunk at a time, with no per-product dispatch. */
@@ -63,6 +63,7 @@ static int run_gemm(const emlx_gemm *g, bool threaded) {
   }
   case EMLX_FLOAT64:
   case EMLX_COMPLEX64:
+  case EMLX_COMPLEX128:
     return emlx_cpu_gemm_blas(g);
   case EMLX_FLOAT16:
   case EMLX_BFLOAT16:

@@ -1,4 +1,5 @@
-/* matmul_blas.c — f32, f64 and c64 products through CBLAS (OpenBLAS).
+/* matmul_blas.c — f32, f64, c64 and c128 products through CBLAS (OpenBLAS):
+ * sgemm, dgemm, cgemm, zgemm (and their GEMV).
  *
  * An operand whose strides BLAS can express (unit stride along one of its
  * two axes, a leading dimension at least the other extent) is passed in
@@ -84,6 +85,12 @@ static void gemv(emlx_dtype dt, const blas_operand *mat, int64_t rows, int64_t c
     cblas_dgemv(CblasRowMajor, mat->trans, sr, sc, 1.0, mat->p, ld, x, (int)incx, 0.0, y,
                 (int)incy);
     break;
+  case EMLX_COMPLEX128: {
+    const double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
+    cblas_zgemv(CblasRowMajor, mat->trans, sr, sc, one, mat->p, ld, x, (int)incx, zero, y,
+                (int)incy);
+    break;
+  }
   default: {
     const float one[2] = {1.0f, 0.0f}, zero[2] = {0.0f, 0.0f};
     cblas_cgemv(CblasRowMajor, mat->trans, sr, sc, one, mat->p, ld, x, (int)incx, zero, y,
@@ -137,6 +144,11 @@ int emlx_cpu_gemm_blas(const emlx_gemm *g) {
   case EMLX_FLOAT64:
     cblas_dgemm(CblasRowMajor, A.trans, B.trans, M, N, K, 1.0, A.p, lda, B.p, ldb, 0.0, g->c, ldc);
     break;
+  case EMLX_COMPLEX128: {
+    const double one[2] = {1.0, 0.0}, zero[2] = {0.0, 0.0};
+    cblas_zgemm(CblasRowMajor, A.trans, B.trans, M, N, K, one, A.p, lda, B.p, ldb, zero, g->c, ldc);
+    break;
+  }
   default: {
     const float one[2] = {1.0f, 0.0f}, zero[2] = {0.0f, 0.0f};
     cblas_cgemm(CblasRowMajor, A.trans, B.trans, M, N, K, one, A.p, lda, B.p, ldb, zero, g->c, ldc);

@@ -4,7 +4,7 @@
  * ISA table (reduce_fold.h, which also says the accumulator types).
  *
  * Sum and max fold into wide accumulators (double, uint64, int64, two
- * doubles for complex sums) that finish into the output dtype; product, min,
+ * doubles for complex sums, emlx_c128 for complex128 maxima) that finish into the output dtype; product, min,
  * all and any fold into the input's own type (f32 for f16/bf16). */
 #include <math.h>
 #include <string.h>
@@ -23,13 +23,17 @@ const emlx_cpu_reduce_table *emlx_cpu_reduce_get(void) {
 }
 
 /* ---- sum and max: wide accumulators ---------------------------------------- */
-typedef enum { ACC_F64, ACC_C128, ACC_U64, ACC_I64, ACC_C64, ACC_BOOL } acc_kind;
+/* ACC_C128: two doubles, a complex sum (finished into c64 or c128);
+ * ACC_Z128: an emlx_c128, a complex128 maximum. */
+typedef enum { ACC_F64, ACC_C128, ACC_U64, ACC_I64, ACC_C64, ACC_BOOL, ACC_Z128 } acc_kind;
 
 static acc_kind wide_kind_of(int op, emlx_dtype dt) {
   if (emlx_dtype_is_float(dt))
     return ACC_F64;
   if (dt == EMLX_COMPLEX64)
     return op == EMLX_RED_SUM ? ACC_C128 : ACC_C64;
+  if (dt == EMLX_COMPLEX128)
+    return op == EMLX_RED_SUM ? ACC_C128 : ACC_Z128;
   if (op == EMLX_RED_SUM)
     return ACC_U64;
   if (dt == EMLX_BOOL)
@@ -47,6 +51,9 @@ static void wide_init(const emlx_red_plan *p, void *acc, int64_t count) {
       ((double *)acc)[i] = -(double)INFINITY;
     } else if (p->kind == ACC_I64) {
       ((int64_t *)acc)[i] = INT64_MIN;
+    } else if (p->kind == ACC_Z128) {
+      emlx_c128 lo = {-(double)INFINITY, -(double)INFINITY};
+      ((emlx_c128 *)acc)[i] = lo;
     } else {
       emlx_c64 lo = {-INFINITY, -INFINITY};
       ((emlx_c64 *)acc)[i] = lo;
@@ -88,6 +95,9 @@ static void wide_combine(const emlx_red_plan *p, void *dst, const void *src) {
   case ACC_C64:
     emlx_cv_max_c64_into((emlx_c64 *)dst, *(const emlx_c64 *)src);
     break;
+  case ACC_Z128:
+    emlx_cv_max_c128_into((emlx_c128 *)dst, *(const emlx_c128 *)src);
+    break;
   }
 }
 
@@ -98,6 +108,10 @@ static void wide_finish(const emlx_red_plan *p, const void *acc, char *out, int6
     p->f64_to_out(acc, 1, out, count);
     break;
   case ACC_C128:
+    if (p->out_dt == EMLX_COMPLEX128) {
+      memcpy(out, acc, (size_t)count * 16);
+      break;
+    }
     for (int64_t i = 0; i < count; i++) {
       emlx_c64 v = {(float)((const double *)acc)[2 * i], (float)((const double *)acc)[2 * i + 1]};
       memcpy(out + i * 8, &v, 8);
@@ -115,6 +129,9 @@ static void wide_finish(const emlx_red_plan *p, const void *acc, char *out, int6
   case ACC_C64:
     memcpy(out, acc, (size_t)count * 8);
     break;
+  case ACC_Z128:
+    memcpy(out, acc, (size_t)count * 16);
+    break;
   }
 }
 
@@ -127,7 +144,7 @@ static size_t own_size(int op, emlx_dtype dt) {
   return emlx_dtype_size(dt);
 }
 
-void emlx_cpu_fold_identity(emlx_fold_kind kind, emlx_dtype dt, unsigned char id[8]) {
+void emlx_cpu_fold_identity(emlx_fold_kind kind, emlx_dtype dt, unsigned char id[16]) {
   union {
     uint8_t u8;
     uint16_t u16;
@@ -140,6 +157,7 @@ void emlx_cpu_fold_identity(emlx_fold_kind kind, emlx_dtype dt, unsigned char id
     float f32;
     double f64;
     emlx_c64 c64;
+    emlx_c128 c128;
   } v;
   memset(&v, 0, sizeof v);
   if (kind == EMLX_FOLD_PROD) {
@@ -155,10 +173,13 @@ void emlx_cpu_fold_identity(emlx_fold_kind kind, emlx_dtype dt, unsigned char id
     case EMLX_COMPLEX64:
       v.c64.re = 1.0f;
       break;
+    case EMLX_COMPLEX128:
+      v.c128.re = 1.0;
+      break;
     default:
       v.u64 = 1; /* little-endian: 1 in every integer width, and true */
     }
-    memcpy(id, &v, 8);
+    memcpy(id, &v, 16);
     return;
   }
   bool hi = kind == EMLX_FOLD_MIN; /* min starts high, max low */
@@ -201,15 +222,18 @@ void emlx_cpu_fold_identity(emlx_fold_kind kind, emlx_dtype dt, unsigned char id
   case EMLX_COMPLEX64:
     v.c64.re = v.c64.im = hi ? INFINITY : -INFINITY;
     break;
+  case EMLX_COMPLEX128:
+    v.c128.re = v.c128.im = hi ? (double)INFINITY : -(double)INFINITY;
+    break;
   default:
     break;
   }
-  memcpy(id, &v, 8);
+  memcpy(id, &v, 16);
 }
 
-/* The identity of op in accumulator form (at most 8 bytes). */
+/* The identity of op in accumulator form (at most 16 bytes). */
 static void own_identity(int op, emlx_dtype dt, unsigned char *id) {
-  memset(id, 0, 8);
+  memset(id, 0, 16);
   if (op == EMLX_RED_ALL || op == EMLX_RED_ANY) {
     id[0] = op == EMLX_RED_ALL;
     return;
@@ -218,7 +242,7 @@ static void own_identity(int op, emlx_dtype dt, unsigned char *id) {
 }
 
 static void own_init(const emlx_red_plan *p, void *acc, int64_t count) {
-  unsigned char id[8];
+  unsigned char id[16];
   own_identity(p->op, p->in_dt, id);
   for (int64_t i = 0; i < count; i++)
     memcpy((char *)acc + i * (int64_t)p->acc_es, id, p->acc_es);
@@ -264,7 +288,7 @@ static void own_finish(const emlx_red_plan *p, const void *acc, char *out, int64
 void emlx_cpu_red_acc_setup(emlx_red_plan *p) {
   if (p->op == EMLX_RED_SUM || p->op == EMLX_RED_MAX) {
     p->kind = wide_kind_of(p->op, p->in_dt);
-    p->acc_es = p->kind == ACC_C128 ? 16 : 8;
+    p->acc_es = p->kind == ACC_C128 || p->kind == ACC_Z128 ? 16 : 8;
     p->init = wide_init;
     p->combine = wide_combine;
     p->finish = wide_finish;

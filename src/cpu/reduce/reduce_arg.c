@@ -307,6 +307,8 @@ int emlx_cpu_arg_reduce(const emlx_node *node, emlx_array *const *inputs,
   if (!emlx_dtype_is_integer(out->dtype))
     return EMLX_FAIL("cpu: %s: index dtype %s is not an integer dtype", name,
                      emlx_dtype_name(out->dtype));
+  if (in->dtype == EMLX_COMPLEX128) /* no 64-bit order key holds both doubles */
+    return EMLX_FAIL("cpu: %s: dtype complex128 is not supported", name);
   arg_plan p;
   memset(&p, 0, sizeof p);
   p.dt = in->dtype;

@@ -188,6 +188,21 @@ static void row_max_c64(const void *px, int64_t s, int64_t n, void *acc) {
   for (int64_t i = 0; i < n; i++)
     emlx_cv_max_c64_into((emlx_c64 *)acc, x[i * s]);
 }
+static void row_sum_c128(const void *px, int64_t s, int64_t n, void *pacc) {
+  const emlx_c128 *x = (const emlx_c128 *)px;
+  double re = 0, im = 0, *acc = (double *)pacc;
+  for (int64_t i = 0; i < n; i++) {
+    re += x[i * s].re;
+    im += x[i * s].im;
+  }
+  acc[0] += re;
+  acc[1] += im;
+}
+static void row_max_c128(const void *px, int64_t s, int64_t n, void *acc) {
+  const emlx_c128 *x = (const emlx_c128 *)px;
+  for (int64_t i = 0; i < n; i++)
+    emlx_cv_max_c128_into((emlx_c128 *)acc, x[i * s]);
+}
 
 /* ---- rows: integers and bool ---------------------------------------------- */
 /* W: the lane type (the output's width), LD: widen one element to W. */
@@ -286,6 +301,11 @@ COL_LOOP(col_sum_c64, emlx_c64, double, {
   acc[2 * j + 1] += (double)v.im;
 })
 COL_LOOP(col_max_c64, emlx_c64, emlx_c64, emlx_cv_max_c64_into(&acc[j], v))
+COL_LOOP(col_sum_c128, emlx_c128, double, {
+  acc[2 * j] += v.re;
+  acc[2 * j + 1] += v.im;
+})
+COL_LOOP(col_max_c128, emlx_c128, emlx_c128, emlx_cv_max_c128_into(&acc[j], v))
 
 COL_HALF(col_sum_f16, double, bd_load_f16, acc[j] += (double)v)
 COL_HALF(col_sum_bf16, double, bd_load_bf16, acc[j] += (double)v)
@@ -409,6 +429,17 @@ static void row_min_c64(const void *px, int64_t s, int64_t n, void *acc) {
   for (int64_t i = 0; i < n; i++)
     emlx_red_min_c64_into((emlx_c64 *)acc, x[i * s]);
 }
+static void row_prod_c128(const void *px, int64_t s, int64_t n, void *pacc) {
+  const emlx_c128 *x = (const emlx_c128 *)px;
+  emlx_c128 *acc = (emlx_c128 *)pacc;
+  for (int64_t i = 0; i < n; i++)
+    *acc = emlx_red_zmul(*acc, x[i * s]);
+}
+static void row_min_c128(const void *px, int64_t s, int64_t n, void *acc) {
+  const emlx_c128 *x = (const emlx_c128 *)px;
+  for (int64_t i = 0; i < n; i++)
+    emlx_red_min_c128_into((emlx_c128 *)acc, x[i * s]);
+}
 
 /* ---- rows: integers and logic --------------------------------------------- */
 /* Signed inputs are read through the unsigned type (same bits, wrapping). */
@@ -495,6 +526,20 @@ ROW_LOGIC(row_any_32f, uint32_t, M32F, 0)
 ROW_LOGIC(row_any_64, uint64_t, M64, 0)
 ROW_LOGIC(row_any_64f, uint64_t, M64F, 0)
 ROW_LOGIC(row_any_64c, uint64_t, M64C, 0)
+/* complex128: true when either part is non-zero (the sign bits dropped). */
+static inline unsigned nz_c128(emlx_b16 v) { return ((v.w[0] | v.w[1]) & M64F) != 0; }
+static void row_all_128c(const void *px, int64_t s, int64_t n, void *pacc) {
+  const emlx_b16 *x = (const emlx_b16 *)px;
+  uint8_t *acc = (uint8_t *)pacc;
+  for (int64_t i = 0; i < n && *acc; i++)
+    *acc = (uint8_t)(*acc & nz_c128(x[i * s]));
+}
+static void row_any_128c(const void *px, int64_t s, int64_t n, void *pacc) {
+  const emlx_b16 *x = (const emlx_b16 *)px;
+  uint8_t *acc = (uint8_t *)pacc;
+  for (int64_t i = 0; i < n && !*acc; i++)
+    *acc = (uint8_t)(*acc | nz_c128(x[i * s]));
+}
 
 /* ---- columns -------------------------------------------------------------- */
 #define CSTEP_PROD acc[j] *= v
@@ -520,6 +565,8 @@ COL_LOOP(col_min_s64, int64_t, int64_t, CSTEP_MIN)
 COL_LOOP(col_min_f32, float, float, CSTEP_FMIN)
 COL_LOOP(col_min_f64, double, double, CSTEP_FMIN)
 COL_LOOP(col_min_c64, emlx_c64, emlx_c64, emlx_red_min_c64_into(&acc[j], v))
+COL_LOOP(col_prod_c128, emlx_c128, emlx_c128, acc[j] = emlx_red_zmul(acc[j], v))
+COL_LOOP(col_min_c128, emlx_c128, emlx_c128, emlx_red_min_c128_into(&acc[j], v))
 COL_LOOP(col_all_8, uint8_t, uint8_t, CSTEP_ALL(M8))
 COL_LOOP(col_all_16, uint16_t, uint8_t, CSTEP_ALL(M16))
 COL_LOOP(col_all_16f, uint16_t, uint8_t, CSTEP_ALL(M16F))
@@ -536,6 +583,8 @@ COL_LOOP(col_any_32f, uint32_t, uint8_t, CSTEP_ANY(M32F))
 COL_LOOP(col_any_64, uint64_t, uint8_t, CSTEP_ANY(M64))
 COL_LOOP(col_any_64f, uint64_t, uint8_t, CSTEP_ANY(M64F))
 COL_LOOP(col_any_64c, uint64_t, uint8_t, CSTEP_ANY(M64C))
+COL_LOOP(col_all_128c, emlx_b16, uint8_t, acc[j] &= (uint8_t)nz_c128(v))
+COL_LOOP(col_any_128c, emlx_b16, uint8_t, acc[j] |= (uint8_t)nz_c128(v))
 
 COL_HALF(col_prod_f16, float, bd_load_f16, CSTEP_PROD)
 COL_HALF(col_prod_bf16, float, bd_load_bf16, CSTEP_PROD)
@@ -543,7 +592,7 @@ COL_HALF(col_min_f16, float, bd_load_f16, CSTEP_FMIN)
 COL_HALF(col_min_bf16, float, bd_load_bf16, CSTEP_FMIN)
 
 /* ---- the table (dtype order: b u8 u16 u32 u64 s8 s16 s32 s64 f16 f32 f64
- * bf16 c64) ------------------------------------------------------------------ */
+ * bf16 c64 c128) ------------------------------------------------------------- */
 const emlx_cpu_reduce_table
     EMLX_ISA_NAME(emlx_cpu_reduce) =
         {
@@ -551,11 +600,12 @@ const emlx_cpu_reduce_table
                 {
                     [EMLX_RED_SUM] = {row_sum_b, row_sum_u8, row_sum_u16, row_sum_u32, row_sum_64,
                                       row_sum_s8, row_sum_s16, row_sum_s32, row_sum_64, row_sum_f16,
-                                      row_sum_f32, row_sum_f64, row_sum_bf16, row_sum_c64},
+                                      row_sum_f32, row_sum_f64, row_sum_bf16, row_sum_c64,
+                                      row_sum_c128},
                     [EMLX_RED_MAX] = {row_max_b, row_max_u8, row_max_u16, row_max_u32, row_max_u64,
                                       row_max_s8, row_max_s16, row_max_s32, row_max_s64,
                                       row_max_f16, row_max_f32, row_max_f64, row_max_bf16,
-                                      row_max_c64},
+                                      row_max_c64, row_max_c128},
                     [EMLX_RED_PROD] = {[EMLX_UINT32] = row_prod_u32,
                                        [EMLX_INT32] = row_prod_u32,
                                        [EMLX_UINT64] = row_prod_u64,
@@ -564,28 +614,31 @@ const emlx_cpu_reduce_table
                                        [EMLX_FLOAT32] = row_prod_f32,
                                        [EMLX_FLOAT64] = row_prod_f64,
                                        [EMLX_BFLOAT16] = row_prod_bf16,
-                                       [EMLX_COMPLEX64] = row_prod_c64},
+                                       [EMLX_COMPLEX64] = row_prod_c64,
+                                       [EMLX_COMPLEX128] = row_prod_c128},
                     [EMLX_RED_MIN] = {row_min_u8, row_min_u8, row_min_u16, row_min_u32, row_min_u64,
                                       row_min_s8, row_min_s16, row_min_s32, row_min_s64,
                                       row_min_f16, row_min_f32, row_min_f64, row_min_bf16,
-                                      row_min_c64},
+                                      row_min_c64, row_min_c128},
                     [EMLX_RED_ALL] =
                         {row_all_8, row_all_8, row_all_16, row_all_32, row_all_64, row_all_8,
-                         row_all_16, row_all_32, row_all_64, row_all_16f, row_all_32f, row_all_64f, row_all_16f, row_all_64c},
+                         row_all_16, row_all_32, row_all_64, row_all_16f, row_all_32f, row_all_64f, row_all_16f, row_all_64c,
+                         row_all_128c},
                     [EMLX_RED_ANY] =
                         {row_any_8, row_any_8, row_any_16, row_any_32, row_any_64, row_any_8,
-                         row_any_16, row_any_32, row_any_64, row_any_16f, row_any_32f, row_any_64f, row_any_16f, row_any_64c},
+                         row_any_16, row_any_32, row_any_64, row_any_16f, row_any_32f, row_any_64f, row_any_16f, row_any_64c,
+                         row_any_128c},
                 },
             .col =
                 {
                     [EMLX_RED_SUM] = {col_sum_b, col_sum_u8, col_sum_u16, col_sum_u32, col_sum_u64,
                                       col_sum_s8, col_sum_s16, col_sum_s32, col_sum_u64,
                                       col_sum_f16, col_sum_f32, col_sum_f64, col_sum_bf16,
-                                      col_sum_c64},
+                                      col_sum_c64, col_sum_c128},
                     [EMLX_RED_MAX] = {col_max_b, col_max_u8, col_max_u16, col_max_u32, col_max_u64,
                                       col_max_s8, col_max_s16, col_max_s32, col_max_s64,
                                       col_max_f16, col_max_f32, col_max_f64, col_max_bf16,
-                                      col_max_c64},
+                                      col_max_c64, col_max_c128},
                     [EMLX_RED_PROD] = {[EMLX_UINT32] = col_prod_u32,
                                        [EMLX_INT32] = col_prod_u32,
                                        [EMLX_UINT64] = col_prod_u64,
@@ -594,16 +647,19 @@ const emlx_cpu_reduce_table
                                        [EMLX_FLOAT32] = col_prod_f32,
                                        [EMLX_FLOAT64] = col_prod_f64,
                                        [EMLX_BFLOAT16] = col_prod_bf16,
-                                       [EMLX_COMPLEX64] = col_prod_c64},
+                                       [EMLX_COMPLEX64] = col_prod_c64,
+                                       [EMLX_COMPLEX128] = col_prod_c128},
                     [EMLX_RED_MIN] = {col_min_u8, col_min_u8, col_min_u16, col_min_u32, col_min_u64,
                                       col_min_s8, col_min_s16, col_min_s32, col_min_s64,
                                       col_min_f16, col_min_f32, col_min_f64,
-                                      col_min_bf16, col_min_c64},
+                                      col_min_bf16, col_min_c64, col_min_c128},
                     [EMLX_RED_ALL] = {col_all_8, col_all_8, col_all_16, col_all_32, col_all_64,
                                       col_all_8, col_all_16, col_all_32, col_all_64, col_all_16f,
-                                      col_all_32f, col_all_64f, col_all_16f, col_all_64c},
+                                      col_all_32f, col_all_64f, col_all_16f, col_all_64c,
+                                      col_all_128c},
                     [EMLX_RED_ANY] = {col_any_8, col_any_8, col_any_16, col_any_32, col_any_64,
                                       col_any_8, col_any_16, col_any_32, col_any_64, col_any_16f,
-                                      col_any_32f, col_any_64f, col_any_16f, col_any_64c},
+                                      col_any_32f, col_any_64f, col_any_16f, col_any_64c,
+                                      col_any_128c},
                 },
 };

@@ -88,6 +88,6 @@ int emlx_cpu_red_run(const emlx_red_plan *p, int64_t nout);
  * (+inf for floats, true for bool), for a max its smallest. The reductions
  * (reduce_acc.c) and the scans (scan.c) both start from it. */
 typedef enum emlx_fold_kind { EMLX_FOLD_PROD, EMLX_FOLD_MIN, EMLX_FOLD_MAX } emlx_fold_kind;
-void emlx_cpu_fold_identity(emlx_fold_kind kind, emlx_dtype dt, unsigned char id[8]);
+void emlx_cpu_fold_identity(emlx_fold_kind kind, emlx_dtype dt, unsigned char id[16]);
 
 #endif

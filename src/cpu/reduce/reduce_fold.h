@@ -10,10 +10,10 @@
  *   sum:     f16/bf16/f32/f64 -> double; c64 -> two doubles; ints, bool ->
  *            uint64 (wrapping; the output keeps the low bits);
  *   max:     floats -> double; signed -> int64; unsigned -> uint64; bool ->
- *            uint64 (0/1); c64 -> emlx_c64.
+ *            uint64 (0/1); c64 -> emlx_c64; c128 -> emlx_c128 (sums too).
  * Product, min, all and any fold into the input's own type:
  *   product: s32/u32 -> uint32, s64/u64 -> uint64 (wrapping), f16/bf16/f32
- *            -> float, f64 -> double, c64 -> emlx_c64 (other dtypes never
+ *            -> float, f64 -> double, c64 -> emlx_c64, c128 -> emlx_c128 (other dtypes never
  *            reach the kernel: the constructor casts them);
  *   min:     the input's own type, except f16/bf16 -> float (exact);
  *            floats keep NaN once seen; c64 compares lexicographically;
@@ -67,6 +67,18 @@ static inline void emlx_red_min_c64_into(emlx_c64 *acc, emlx_c64 v) {
 }
 static inline emlx_c64 emlx_red_cmul(emlx_c64 a, emlx_c64 b) {
   emlx_c64 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  return r;
+}
+
+/* complex128: the same folds in double. */
+static inline void emlx_red_min_c128_into(emlx_c128 *acc, emlx_c128 v) {
+  if (acc->re != acc->re || acc->im != acc->im)
+    return;
+  if (v.re != v.re || v.im != v.im || v.re < acc->re || (v.re == acc->re && v.im < acc->im))
+    *acc = v;
+}
+static inline emlx_c128 emlx_red_zmul(emlx_c128 a, emlx_c128 b) {
+  emlx_c128 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
   return r;
 }
 

@@ -40,6 +40,18 @@ static inline emlx_c64 c_min(emlx_c64 a, emlx_c64 b) {
   emlx_red_min_c64_into(&a, b);
   return a;
 }
+static inline emlx_c128 z_add(emlx_c128 a, emlx_c128 b) {
+  emlx_c128 r = {a.re + b.re, a.im + b.im};
+  return r;
+}
+static inline emlx_c128 z_max(emlx_c128 a, emlx_c128 b) {
+  emlx_cv_max_c128_into(&a, b);
+  return a;
+}
+static inline emlx_c128 z_min(emlx_c128 a, emlx_c128 b) {
+  emlx_red_min_c128_into(&a, b);
+  return a;
+}
 
 /* SUF: name suffix; T: element type; AT: accumulator; LD/ST: element <->
  * accumulator; OP(a, b): the fold. */
@@ -145,6 +157,10 @@ SCAN_FUNCS(sum_c64, emlx_c64, emlx_c64, ID, ID, c_add)
 SCAN_FUNCS(prod_c64, emlx_c64, emlx_c64, ID, ID, emlx_red_cmul)
 SCAN_FUNCS(max_c64, emlx_c64, emlx_c64, ID, ID, c_max)
 SCAN_FUNCS(min_c64, emlx_c64, emlx_c64, ID, ID, c_min)
+SCAN_FUNCS(sum_c128, emlx_c128, emlx_c128, ID, ID, z_add)
+SCAN_FUNCS(prod_c128, emlx_c128, emlx_c128, ID, ID, emlx_red_zmul)
+SCAN_FUNCS(max_c128, emlx_c128, emlx_c128, ID, ID, z_max)
+SCAN_FUNCS(min_c128, emlx_c128, emlx_c128, ID, ID, z_min)
 
 /* ---- lane folds of contiguous f32 / f64 lines ---------------------------------- */
 /* Lane-wise NaN-keeping max / min (take v where it wins or is NaN, unless m
@@ -195,20 +211,20 @@ LANE_FOLD(max_f64, double, sc_v8d, sc_v8d_u, sc_v8l, 8, V_MAXD, F_MAX)
 LANE_FOLD(min_f64, double, sc_v8d, sc_v8d_u, sc_v8l, 8, V_MIND, F_MIN)
 
 /* ---- the table (dtype order: b u8 u16 u32 u64 s8 s16 s32 s64 f16 f32 f64
- * bf16 c64) ------------------------------------------------------------------ */
+ * bf16 c64 c128) ------------------------------------------------------------- */
 #define ROW_OF(K, P)                                                                               \
   [EMLX_SCAN_SUM] = {NULL,          K##sum_u8,     K##sum_u16,  K##sum_u32, K##sum_u64,            \
                      K##sum_u8,     K##sum_u16,    K##sum_u32,  K##sum_u64, K##sum_f16,            \
-                     K##sum_f32##P, K##sum_f64##P, K##sum_bf16, K##sum_c64},                       \
+                     K##sum_f32##P, K##sum_f64##P, K##sum_bf16, K##sum_c64, K##sum_c128},                       \
   [EMLX_SCAN_PROD] = {K##prod_u8,     K##prod_u8,     K##prod_u16,  K##prod_u32, K##prod_u64,      \
                       K##prod_u8,     K##prod_u16,    K##prod_u32,  K##prod_u64, K##prod_f16,      \
-                      K##prod_f32##P, K##prod_f64##P, K##prod_bf16, K##prod_c64},                  \
+                      K##prod_f32##P, K##prod_f64##P, K##prod_bf16, K##prod_c64, K##prod_c128},                  \
   [EMLX_SCAN_MAX] = {K##max_u8,     K##max_u8,     K##max_u16,  K##max_u32, K##max_u64,            \
                      K##max_s8,     K##max_s16,    K##max_s32,  K##max_s64, K##max_f16,            \
-                     K##max_f32##P, K##max_f64##P, K##max_bf16, K##max_c64},                       \
+                     K##max_f32##P, K##max_f64##P, K##max_bf16, K##max_c64, K##max_c128},                       \
   [EMLX_SCAN_MIN] = {K##min_u8,     K##min_u8,     K##min_u16,  K##min_u32, K##min_u64,            \
                      K##min_s8,     K##min_s16,    K##min_s32,  K##min_s64, K##min_f16,            \
-                     K##min_f32##P, K##min_f64##P, K##min_bf16, K##min_c64}
+                     K##min_f32##P, K##min_f64##P, K##min_bf16, K##min_c64, K##min_c128}
 
 const emlx_cpu_scan_table EMLX_ISA_NAME(emlx_cpu_scan) = {
     .line = {ROW_OF(line_, x)},

@@ -316,6 +316,8 @@ int emlx_cpu_sort(const emlx_node *node, emlx_array *const *inputs, emlx_array *
   sort_plan p;
   memset(&p, 0, sizeof p);
   p.tab = sort_table();
+  if (!p.tab->gather[in->dtype]) /* complex128: no 64-bit order key holds both doubles */
+    return EMLX_FAIL("cpu: %s: dtype %s is not supported", name, emlx_dtype_name(in->dtype));
   p.arg = arg;
   p.desc = sp->descending != 0;
   p.dt = in->dtype;

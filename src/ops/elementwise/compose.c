@@ -29,8 +29,8 @@ emlx_array *emlx_logaddexp(emlx_array *a, emlx_array *b) {
   EMLX_CHECK_ARRAY(a, "logaddexp");
   EMLX_CHECK_ARRAY(b, "logaddexp");
   emlx_dtype pt = emlx_promote_types(a->dtype, b->dtype), dt = float_of(pt);
-  if (pt == EMLX_COMPLEX64)
-    return EMLX_FAIL_NULL("logaddexp: complex64 is not supported");
+  if (emlx_dtype_is_complex(pt))
+    return EMLX_FAIL_NULL("logaddexp: %s is not supported", emlx_dtype_name(pt));
   /* max + log1p(exp(min - max)); equal inputs (both infinities included,
    * where min - max is NaN) give a + log(2). */
   emlx_array *x = emlx__cast(a, dt), *y = x ? emlx__cast(b, dt) : NULL;
@@ -45,8 +45,8 @@ emlx_array *emlx_logaddexp(emlx_array *a, emlx_array *b) {
 /* log(x) * k, in f64 for the narrower floats (one rounding at the end). */
 static emlx_array *scaled_log(emlx_array *a, double k, const char *op) {
   EMLX_CHECK_ARRAY(a, op);
-  if (a->dtype == EMLX_COMPLEX64)
-    return EMLX_FAIL_NULL("%s: complex64 is not supported", op);
+  if (emlx_dtype_is_complex(a->dtype))
+    return EMLX_FAIL_NULL("%s: %s is not supported", op, emlx_dtype_name(a->dtype));
   emlx_dtype dt = float_of(a->dtype);
   emlx_array *w = emlx__cast(a, EMLX_FLOAT64), *l = w ? emlx_log(w) : NULL;
   emlx_array *c = l ? emlx_scalar_tensor(k, EMLX_FLOAT64, a->device) : NULL;
@@ -67,8 +67,8 @@ emlx_array *emlx_isfinite(emlx_array *a) {
 /* is_infinity(a) and (a > 0) (or < 0). */
 static emlx_array *signed_inf(emlx_array *a, bool positive, const char *op) {
   EMLX_CHECK_ARRAY(a, op);
-  if (a->dtype == EMLX_COMPLEX64)
-    return EMLX_FAIL_NULL("%s: complex64 is not supported", op);
+  if (emlx_dtype_is_complex(a->dtype))
+    return EMLX_FAIL_NULL("%s: %s is not supported", op, emlx_dtype_name(a->dtype));
   emlx_array *i = emlx_is_infinity(a), *z = i ? scalar_like(0, a->dtype, a) : NULL;
   emlx_array *s = z ? (positive ? emlx_greater(a, z) : emlx_less(a, z)) : NULL;
   emlx_array *r = s ? emlx_logical_and(i, s) : NULL;
@@ -93,8 +93,8 @@ static double largest_finite(emlx_dtype d) {
 
 emlx_array *emlx_nan_to_num(emlx_array *a, double nan, const double *posinf, const double *neginf) {
   EMLX_CHECK_ARRAY(a, "nan_to_num");
-  if (a->dtype == EMLX_COMPLEX64)
-    return EMLX_FAIL_NULL("nan_to_num: complex64 is not supported");
+  if (emlx_dtype_is_complex(a->dtype))
+    return EMLX_FAIL_NULL("nan_to_num: %s is not supported", emlx_dtype_name(a->dtype));
   if (!emlx_dtype_is_float(a->dtype))
     return emlx_retain(a); /* nothing to replace */
   double big = largest_finite(a->dtype);
@@ -126,7 +126,7 @@ emlx_array *emlx_linspace(double start, double stop, int64_t num, emlx_dtype dty
     return EMLX_FAIL_NULL("linspace: num must be non-negative (got %lld)", (long long)num);
   if (!isfinite(start) || !isfinite(stop))
     return EMLX_FAIL_NULL("linspace: start and stop must be finite");
-  if (!emlx_dtype_is_valid(dtype) || dtype == EMLX_COMPLEX64)
+  if (!emlx_dtype_is_valid(dtype) || emlx_dtype_is_complex(dtype))
     return EMLX_FAIL_NULL("linspace: unsupported dtype %d", (int)dtype);
   if (num <= 1) {
     int64_t shape[1] = {num};

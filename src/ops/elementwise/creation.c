@@ -40,6 +40,14 @@ emlx_array *emlx_scalar_tensor_complex(float re, float im, emlx_device dev) {
   return make_full(NULL, 0, &p, EMLX_COMPLEX64, dev, "scalar_tensor");
 }
 
+emlx_array *emlx_scalar_tensor_complex128(double re, double im, emlx_device dev) {
+  emlx_full_params p;
+  memset(&p, 0, sizeof p);
+  memcpy(p.value, &re, sizeof re);
+  memcpy(p.value + sizeof re, &im, sizeof im);
+  return make_full(NULL, 0, &p, EMLX_COMPLEX128, dev, "scalar_tensor");
+}
+
 emlx_array *emlx_ones(const int64_t *shape, int ndim, emlx_dtype dtype, emlx_device dev) {
   return emlx_full(shape, ndim, 1.0, dtype, dev);
 }

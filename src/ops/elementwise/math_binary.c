@@ -31,14 +31,14 @@ static emlx_array *math_binary(emlx_prim prim, emlx_array *a, emlx_array *b, kin
   bool is_int = emlx_dtype_is_integer(dt) || dt == EMLX_BOOL;
   switch (k) {
   case K_ARITH:
-    if (dt == EMLX_COMPLEX64)
-      return EMLX_FAIL_NULL("%s: not supported for complex64", op);
+    if (emlx_dtype_is_complex(dt))
+      return EMLX_FAIL_NULL("%s: not supported for %s", op, emlx_dtype_name(dt));
     break;
   case K_ANY:
     break;
   case K_FLOATFN:
-    if (dt == EMLX_COMPLEX64)
-      return EMLX_FAIL_NULL("%s: not supported for complex64", op);
+    if (emlx_dtype_is_complex(dt))
+      return EMLX_FAIL_NULL("%s: not supported for %s", op, emlx_dtype_name(dt));
     if (is_int)
       dt = out_dt = EMLX_FLOAT32;
     break;

@@ -17,7 +17,7 @@ static emlx_array *float_fn(emlx_prim prim, emlx_array *a, bool complex_ok) {
   const char *op = emlx_prim_table[prim].name;
   EMLX_CHECK_ARRAY(a, op);
   if (emlx_dtype_is_complex(a->dtype) && !complex_ok)
-    return EMLX_FAIL_NULL("%s: not supported for complex64", op);
+    return EMLX_FAIL_NULL("%s: not supported for %s", op, emlx_dtype_name(a->dtype));
   emlx_dtype dt = is_floatish(a->dtype) ? a->dtype : EMLX_FLOAT32;
   emlx_array *in = emlx__cast(a, dt);
   if (!in)
@@ -53,7 +53,7 @@ emlx_array *emlx_abs(emlx_array *a) {
   EMLX_CHECK_ARRAY(a, "abs");
   if (a->dtype == EMLX_BOOL || (emlx_dtype_is_integer(a->dtype) && !emlx_dtype_is_signed(a->dtype)))
     return emlx_retain(a);
-  return make(EMLX_PRIM_ABS, a, a->dtype == EMLX_COMPLEX64 ? EMLX_FLOAT32 : a->dtype, NULL, 0);
+  return make(EMLX_PRIM_ABS, a, emlx_dtype_real_part(a->dtype), NULL, 0);
 }
 
 emlx_array *emlx_sign(emlx_array *a) {
@@ -69,8 +69,8 @@ static emlx_array *rounding(emlx_prim prim, emlx_array *a, int mode, bool comple
   EMLX_CHECK_ARRAY(a, op);
   if (!is_floatish(a->dtype))
     return emlx_retain(a);
-  if (a->dtype == EMLX_COMPLEX64 && !complex_ok)
-    return EMLX_FAIL_NULL("%s: not supported for complex64", op);
+  if (emlx_dtype_is_complex(a->dtype) && !complex_ok)
+    return EMLX_FAIL_NULL("%s: not supported for %s", op, emlx_dtype_name(a->dtype));
   emlx_math_mode_params p = {mode};
   return make(prim, a, a->dtype, prim == EMLX_PRIM_ROUND ? &p : NULL,
               prim == EMLX_PRIM_ROUND ? sizeof p : 0);
@@ -86,23 +86,23 @@ emlx_array *emlx_round_half_away(emlx_array *a) {
 
 emlx_array *emlx_conjugate(emlx_array *a) {
   EMLX_CHECK_ARRAY(a, "conjugate");
-  if (a->dtype != EMLX_COMPLEX64)
+  if (!emlx_dtype_is_complex(a->dtype))
     return emlx_retain(a);
-  return make(EMLX_PRIM_CONJUGATE, a, EMLX_COMPLEX64, NULL, 0);
+  return make(EMLX_PRIM_CONJUGATE, a, a->dtype, NULL, 0);
 }
 
 emlx_array *emlx_real(emlx_array *a) {
   EMLX_CHECK_ARRAY(a, "real");
-  if (a->dtype != EMLX_COMPLEX64)
+  if (!emlx_dtype_is_complex(a->dtype))
     return emlx_retain(a);
-  return make(EMLX_PRIM_REAL, a, EMLX_FLOAT32, NULL, 0);
+  return make(EMLX_PRIM_REAL, a, emlx_dtype_real_part(a->dtype), NULL, 0);
 }
 
 emlx_array *emlx_imag(emlx_array *a) {
   EMLX_CHECK_ARRAY(a, "imag");
-  if (a->dtype != EMLX_COMPLEX64)
+  if (!emlx_dtype_is_complex(a->dtype))
     return emlx_zeros(a->shape, a->ndim, a->dtype, a->device);
-  return make(EMLX_PRIM_IMAG, a, EMLX_FLOAT32, NULL, 0);
+  return make(EMLX_PRIM_IMAG, a, emlx_dtype_real_part(a->dtype), NULL, 0);
 }
 
 emlx_array *emlx_bitwise_not(emlx_array *a) {

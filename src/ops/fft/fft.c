@@ -1,7 +1,7 @@
 /* fft.c — constructors of the FFT family: fft/ifft along one axis,
  * fft2/ifft2 and fftn/ifftn over several. Every transform is a chain of
  * one-axis FFT nodes (the transforms are separable); the input is converted
- * to complex64 first. Semantics and errors: include/emlx/fft.h. */
+ * to complex64 first (complex128 from complex128 and float64). Semantics and errors: include/emlx/fft.h. */
 #include <string.h>
 
 #include "ops_util.h"
@@ -18,7 +18,7 @@ static emlx_array *fft_axis(emlx_array *c, int ax, int64_t n, bool inverse) {
   p.n = n;
   p.axis = ax;
   p.inverse = inverse;
-  return emlx__op(EMLX_PRIM_FFT, &c, 1, &p, sizeof p, EMLX_COMPLEX64, shape, c->ndim);
+  return emlx__op(EMLX_PRIM_FFT, &c, 1, &p, sizeof p, c->dtype, shape, c->ndim);
 }
 
 /* The length asked for axis ax: s (0: the axis's own); -1 with an error
@@ -64,7 +64,8 @@ static emlx_array *fftn_impl(emlx_array *a, const int64_t *s, const int *axes, i
     if (len[i] < 0)
       return NULL;
   }
-  emlx_array *cur = emlx__cast(a, EMLX_COMPLEX64);
+  bool wide = a->dtype == EMLX_COMPLEX128 || a->dtype == EMLX_FLOAT64;
+  emlx_array *cur = emlx__cast(a, wide ? EMLX_COMPLEX128 : EMLX_COMPLEX64);
   for (int i = naxes - 1; i >= 0 && cur; i--) {
     emlx_array *next = fft_axis(cur, ax[i], len[i], inverse);
     emlx_release(cur);

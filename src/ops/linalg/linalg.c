@@ -1,7 +1,7 @@
 /* linalg.c — constructors of the linear algebra ops (include/emlx/linalg.h).
  *
  * Each validates its input (rank >= 2, square where needed, float32 /
- * float64 / complex64), infers the output shapes (batch axes + matrix
+ * float64 / complex64 / complex128), infers the output shapes (batch axes + matrix
  * axes) and makes one node; the multi-output ones (EIGH, LU, QR, SVD) make
  * one node with several outputs and hand out those the caller asked for.
  * SOLVE and SOLVE_TRIANGULAR promote their operands, turn a vector right-hand
@@ -14,13 +14,13 @@
 #include "params_linalg.h"
 
 static bool dtype_ok(emlx_dtype dt) {
-  return dt == EMLX_FLOAT32 || dt == EMLX_FLOAT64 || dt == EMLX_COMPLEX64;
+  return dt == EMLX_FLOAT32 || dt == EMLX_FLOAT64 || emlx_dtype_is_complex(dt);
 }
 
 static int check_dtype(emlx_dtype dt, const char *op) {
   if (dtype_ok(dt))
     return 0;
-  return EMLX_FAIL("%s: arrays must have dtype float32, float64 or complex64 (got %s); cast "
+  return EMLX_FAIL("%s: arrays must have dtype float32, float64, complex64 or complex128 (got %s); cast "
                    "them first",
                    op, emlx_dtype_name(dt));
 }
@@ -145,7 +145,7 @@ int emlx_linalg_eigh(emlx_array *a, const char *uplo, emlx_array **eigenvalues,
   p.vectors = eigenvectors != NULL;
   int64_t ws[EMLX_MAX_NDIM];
   int wnd = batch_shape(a, ws, 1, a->shape[a->ndim - 1], 0);
-  emlx_dtype dts[2] = {a->dtype == EMLX_COMPLEX64 ? EMLX_FLOAT32 : a->dtype, a->dtype};
+  emlx_dtype dts[2] = {emlx_dtype_real_part(a->dtype), a->dtype};
   const int64_t *shapes[2] = {ws, a->shape};
   int ndims[2] = {wnd, a->ndim};
   return multi(EMLX_PRIM_EIGH, a, &p, p.vectors ? 2 : 1, dts, shapes, ndims, outs);
@@ -240,7 +240,7 @@ int emlx_linalg_svd(emlx_array *a, bool compute_uv, bool full_matrices, emlx_arr
   int un = batch_shape(a, us, 2, m, p.full ? m : k);
   int sn = batch_shape(a, ss, 1, k, 0);
   int vn = batch_shape(a, vs, 2, p.full ? n : k, n);
-  emlx_dtype rdt = a->dtype == EMLX_COMPLEX64 ? EMLX_FLOAT32 : a->dtype;
+  emlx_dtype rdt = emlx_dtype_real_part(a->dtype);
   if (!compute_uv) {
     emlx_array **const only[1] = {s};
     const int64_t *shapes[1] = {ss};

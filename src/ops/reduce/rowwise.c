@@ -39,8 +39,8 @@ static emlx_array *rw_node(emlx_array *a, const int *axes, int naxes, bool keep_
                            emlx_rowwise_op op) {
   const char *name = rw_names[op];
   EMLX_CHECK_ARRAY(a, name);
-  if (a->dtype == EMLX_COMPLEX64)
-    return EMLX_FAIL_NULL("%s: complex64 is not supported", name);
+  if (emlx_dtype_is_complex(a->dtype))
+    return EMLX_FAIL_NULL("%s: %s is not supported", name, emlx_dtype_name(a->dtype));
   int32_t ax[EMLX_MAX_NDIM];
   int n = emlx__normalize_axes(axes, naxes, a->ndim, ax, name);
   if (n < 0)
@@ -83,9 +83,9 @@ static emlx_array *rw_node(emlx_array *a, const int *axes, int naxes, bool keep_
 
 emlx_array *emlx_mean(emlx_array *a, const int *axes, int naxes, bool keep_dims) {
   EMLX_CHECK_ARRAY(a, "mean");
-  if (a->dtype != EMLX_COMPLEX64)
+  if (!emlx_dtype_is_complex(a->dtype))
     return rw_node(a, axes, naxes, keep_dims, 0, EMLX_ROW_MEAN);
-  /* complex64: sum * (1 / n) in complex64 */
+  /* complex: sum * (1 / n) in the input's complex dtype */
   int32_t ax[EMLX_MAX_NDIM];
   int n = emlx__normalize_axes(axes, naxes, a->ndim, ax, "mean");
   if (n < 0)
@@ -94,7 +94,7 @@ emlx_array *emlx_mean(emlx_array *a, const int *axes, int naxes, bool keep_dims)
   for (int i = 0; i < n; i++)
     count *= (double)a->shape[ax[i]];
   emlx_array *s = emlx_sum(a, axes, naxes, keep_dims);
-  emlx_array *k = s ? emlx_scalar_tensor(1.0 / count, EMLX_COMPLEX64, a->device) : NULL;
+  emlx_array *k = s ? emlx_scalar_tensor(1.0 / count, a->dtype, a->device) : NULL;
   emlx_array *r = k ? emlx_multiply(s, k) : NULL;
   emlx_release(k);
   emlx_release(s);

@@ -218,9 +218,42 @@ if Code.ensure_loaded?(Nx) do
                         1.0e-43
       end
 
-      test "c128 raises a clear ArgumentError naming it" do
-        assert_raise ArgumentError, ~r/complex128 \(\{:c, 128\}\)/, fn ->
-          Nx.tensor([1.0], type: {:c, 128}, backend: EMLX.Backend)
+      test "c128 is a real complex128: round trip, promotion, f64-accurate math" do
+        z =
+          Nx.tensor([Complex.new(1.0e-10, 3.0), Complex.new(-2.5, 1.0 / 3.0)],
+            type: {:c, 128},
+            backend: BB
+          )
+
+        e = on_emlx(z)
+        assert Nx.type(e) == {:c, 128}
+        assert Nx.to_binary(e) == Nx.to_binary(z)
+        # {:c, 64} with {:f, 64} promotes to {:c, 128}, as Nx does
+        c64 = Nx.tensor([Complex.new(1.5, -2.0)], type: {:c, 64}, backend: BB)
+        f64 = Nx.tensor([1.0 / 3.0], type: {:f, 64}, backend: BB)
+        sum = Nx.add(on_emlx(c64), on_emlx(f64))
+        assert Nx.type(sum) == {:c, 128}
+        assert Nx.to_binary(sum) == Nx.to_binary(Nx.add(c64, f64))
+
+        for {name, fun} <- [
+              multiply: &Nx.multiply(&1, &1),
+              divide: &Nx.divide(&1, Nx.add(&1, 1)),
+              exp: &Nx.exp/1,
+              log: &Nx.log/1,
+              sqrt: &Nx.sqrt/1,
+              sin: &Nx.sin/1,
+              abs: &Nx.abs/1,
+              sum: &Nx.sum/1,
+              product: &Nx.product/1,
+              dot: &Nx.dot(&1, &1),
+              fft: &Nx.fft/1
+            ] do
+          got = e |> fun.() |> on_bb()
+          want = fun.(z)
+          assert Nx.type(got) == Nx.type(want), "#{name}: #{inspect(Nx.type(got))}"
+
+          assert Nx.all_close(got, want, atol: 1.0e-14, rtol: 1.0e-14) |> Nx.to_number() == 1,
+                 "#{name}: #{inspect(got)} vs #{inspect(want)}"
         end
       end
     end
