@@ -601,7 +601,7 @@ if Code.ensure_loaded?(Nx) do
     ## Element-wise unary
 
     direct =
-      [:exp, :log, :sigmoid, :cos, :sin, :tan, :cosh, :sinh, :tanh] ++
+      [:exp, :log, :cos, :sin, :tan, :cosh, :sinh, :tanh] ++
         [:acos, :asin, :atan, :acosh, :asinh, :atanh, :sqrt, :rsqrt, :erf] ++
         [:bitwise_not, :ceil, :floor, :negate, :sign, :conjugate]
 
@@ -663,7 +663,24 @@ if Code.ensure_loaded?(Nx) do
       EMLX.where(nx_form, EMLX.subtract(EMLX.exp(x), one), EMLX.expm1(x)) |> to_nx(out)
     end
 
+    # The engine follows MLX, whose expm1 and sigmoid refuse complex input;
+    # Nx defines them for complex as exp(z) - 1 and 1 / (1 + exp(-z)).
+    def expm1(%T{type: {:c, _}} = out, t) do
+      {device, _} = z = ref_as(t, out.type)
+      one = EMLX.scalar_tensor(1.0, out.type, device)
+      z |> EMLX.exp() |> EMLX.subtract(one) |> to_nx(out)
+    end
+
     def expm1(out, t), do: t |> ref_as(out.type) |> EMLX.expm1() |> to_nx(out)
+
+    @impl true
+    def sigmoid(%T{type: {:c, _}} = out, t) do
+      {device, _} = z = ref_as(t, out.type)
+      one = EMLX.scalar_tensor(1.0, out.type, device)
+      EMLX.divide(one, EMLX.add(one, EMLX.exp(EMLX.negate(z)))) |> to_nx(out)
+    end
+
+    def sigmoid(out, t), do: t |> ref_as(out.type) |> EMLX.sigmoid() |> to_nx(out)
 
     # erfc is the engine's (libm's in f64), in f64 and rounded once, as
     # Nx.BinaryBackend rounds :math.erfc.

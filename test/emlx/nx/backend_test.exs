@@ -239,6 +239,8 @@ if Code.ensure_loaded?(Nx) do
               multiply: &Nx.multiply(&1, &1),
               divide: &Nx.divide(&1, Nx.add(&1, 1)),
               exp: &Nx.exp/1,
+              expm1: &Nx.expm1/1,
+              sigmoid: &Nx.sigmoid/1,
               log: &Nx.log/1,
               sqrt: &Nx.sqrt/1,
               sin: &Nx.sin/1,
@@ -255,6 +257,16 @@ if Code.ensure_loaded?(Nx) do
           assert Nx.all_close(got, want, atol: 1.0e-14, rtol: 1.0e-14) |> Nx.to_number() == 1,
                  "#{name}: #{inspect(got)} vs #{inspect(want)}"
         end
+      end
+    end
+
+    test "expm1 and sigmoid of complex64 are Nx's exp(z) - 1 and 1 / (1 + exp(-z))" do
+      z = Nx.tensor([Complex.new(0.5, -1.0), Complex.new(-3.0, 2.0)], type: {:c, 64}, backend: BB)
+
+      for fun <- [&Nx.expm1/1, &Nx.sigmoid/1] do
+        got = z |> on_emlx() |> fun.() |> on_bb()
+        assert Nx.type(got) == {:c, 64}
+        assert Nx.all_close(got, fun.(z), atol: 1.0e-6, rtol: 1.0e-6) |> Nx.to_number() == 1
       end
     end
 
