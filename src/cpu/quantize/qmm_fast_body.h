@@ -144,23 +144,36 @@ QF_INLINE void qf_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const 
       p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) + bacc[r][i];
 }
 
+/* One function per block shape, so that each has its own stack frame (six
+ * inlined copies in one function add up past the frame limit under ASan). */
+#define QF_DT_SHAPE(kind, name, NRv, MBv)                                                          \
+  static __attribute__((noinline)) void qf_dt_##kind##_##name(const emlx_qmm_prob *p, int64_t n,   \
+                                                              int64_t m0) {                        \
+    qf_dt_block(p, n, m0, kind, NRv, MBv);                                                         \
+  }
 #define QF_DT_KIND(kind)                                                                           \
+  QF_DT_SHAPE(kind, w4, QF_NR_OF(4), 4)                                                            \
+  QF_DT_SHAPE(kind, n4, 1, 4)                                                                      \
+  QF_DT_SHAPE(kind, w2, QF_NR_OF(2), 2)                                                            \
+  QF_DT_SHAPE(kind, n2, 1, 2)                                                                      \
+  QF_DT_SHAPE(kind, w1, QF_NR_OF(1), 1)                                                            \
+  QF_DT_SHAPE(kind, n1, 1, 1)                                                                      \
   static void qf_dt_##kind(const emlx_qmm_prob *p, int64_t n, int64_t m0, int nr, int mb) {        \
     if (mb == 4 && QF_MB >= 4) {                                                                   \
       if (nr == QF_NR_OF(4))                                                                       \
-        qf_dt_block(p, n, m0, kind, QF_NR_OF(4), 4);                                               \
+        qf_dt_##kind##_w4(p, n, m0);                                                               \
       else                                                                                         \
-        qf_dt_block(p, n, m0, kind, 1, 4);                                                         \
+        qf_dt_##kind##_n4(p, n, m0);                                                               \
     } else if (mb == 2 && QF_MB >= 2) {                                                            \
       if (nr == QF_NR_OF(2))                                                                       \
-        qf_dt_block(p, n, m0, kind, QF_NR_OF(2), 2);                                               \
+        qf_dt_##kind##_w2(p, n, m0);                                                               \
       else                                                                                         \
-        qf_dt_block(p, n, m0, kind, 1, 2);                                                         \
+        qf_dt_##kind##_n2(p, n, m0);                                                               \
     } else {                                                                                       \
       if (nr == QF_NR_OF(1))                                                                       \
-        qf_dt_block(p, n, m0, kind, QF_NR_OF(1), 1);                                               \
+        qf_dt_##kind##_w1(p, n, m0);                                                               \
       else                                                                                         \
-        qf_dt_block(p, n, m0, kind, 1, 1);                                                         \
+        qf_dt_##kind##_n1(p, n, m0);                                                               \
     }                                                                                              \
   }
 QF_DT_KIND(EMLX_QK_A4)
