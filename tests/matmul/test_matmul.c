@@ -136,6 +136,9 @@ static void test_shapes(void) {
     check_matmul(d, (int64_t[]){37, 70}, 2, (int64_t[]){70, 45}, 2, "edges");
     check_matmul(d, (int64_t[]){1, 33}, 2, (int64_t[]){33, 40}, 2, "gemv row");
     check_matmul(d, (int64_t[]){40, 33}, 2, (int64_t[]){33, 1}, 2, "gemv col");
+    /* decode-shaped: few rows, columns over several chunks of the bf16
+     * straight-from-B path, split across the pool */
+    check_matmul(d, (int64_t[]){3, 400}, 2, (int64_t[]){400, 1100}, 2, "few rows, wide");
     check_matmul(d, (int64_t[]){64, 3, 5}, 3, (int64_t[]){64, 5, 4}, 3, "many small");
     /* the batched small-product paths (f32: 16 x 16 x 16 kernel, others) */
     check_matmul(d, (int64_t[]){300, 16, 16}, 3, (int64_t[]){300, 16, 16}, 3, "batch of 16x16");

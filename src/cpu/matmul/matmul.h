@@ -45,8 +45,7 @@ void *emlx_cpu_mm_scratch(size_t nbytes, emlx_buffer **holder);
 void emlx_mm_small_f32_avx512(const emlx_gemm *g);
 /* `count` such products, element e at g->a + e * a_bs, g->b + e * b_bs
  * (element strides) and g->c + e * M * ldc. */
-void emlx_mm_small_f32_batch_avx512(const emlx_gemm *g, int64_t count, int64_t a_bs,
-                                    int64_t b_bs);
+void emlx_mm_small_f32_batch_avx512(const emlx_gemm *g, int64_t count, int64_t a_bs, int64_t b_bs);
 /* The same on AVX2 + FMA (simd/matmul_small_avx2.c). */
 void emlx_mm_small_f32_avx2(const emlx_gemm *g);
 void emlx_mm_small_f32_batch_avx2(const emlx_gemm *g, int64_t count, int64_t a_bs, int64_t b_bs);
@@ -85,9 +84,9 @@ typedef struct emlx_mm_lowp_kernel {
    * rounded into c instead of stored to acc when last). The driver then
    * walks K in chunks of kc, so a chunk of the B panel stays in L1 while
    * every A micro-panel of the block passes it. */
-  void (*micro_part)(int64_t k0, int64_t k1, const void *ap, const void *bp, float *acc,
-                     bool first, bool last, void *c, int64_t ldc, int mv, int nv,
-                     emlx_dtype dtype, const void *pf, int64_t pf_bytes);
+  void (*micro_part)(int64_t k0, int64_t k1, const void *ap, const void *bp, float *acc, bool first,
+                     bool last, void *c, int64_t ldc, int mv, int nv, emlx_dtype dtype,
+                     const void *pf, int64_t pf_bytes);
   int64_t kc;
   /* Per-thread set-up and tear-down around a run of micro calls (AMX tile
    * configuration); NULL when not needed. */
@@ -98,7 +97,14 @@ typedef struct emlx_mm_lowp_kernel {
 /* The kernels compiled for this machine (NULL when the ISA or the OS lacks
  * what they need). */
 const emlx_mm_lowp_kernel *emlx_mm_lowp_generic(emlx_dtype dtype);
-const emlx_mm_lowp_kernel *emlx_mm_lowp_avx2(emlx_dtype dtype);   /* f32 FMA, AVX2 */
+const emlx_mm_lowp_kernel *emlx_mm_lowp_avx2(emlx_dtype dtype); /* f32 FMA, AVX2 */
+
+/* bf16 products of at most EMLX_MM_GEMV_MAX_M rows with B's columns
+ * contiguous (b_cs == 1), straight from B (matmul_gemv_body.h): columns
+ * [j0, j1) of C. */
+#define EMLX_MM_GEMV_MAX_M 4
+void emlx_mm_gemv_bf16_avx2(const emlx_gemm *g, int64_t j0, int64_t j1);
+void emlx_mm_gemv_bf16_avx512(const emlx_gemm *g, int64_t j0, int64_t j1);
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx512(emlx_dtype dtype); /* f32 FMA */
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx512bf16(void);         /* vdpbf16ps */
 const emlx_mm_lowp_kernel *emlx_mm_lowp_amx(void);                /* AMX-BF16 */

@@ -80,17 +80,16 @@ static void generic_micro(int64_t kpad, const void *ap, const void *bp, void *c,
           dt == EMLX_BFLOAT16 ? emlx_cv_f32_to_bf16(acc[r][j]) : emlx_cv_f32_to_f16(acc[r][j]);
 }
 
-static const emlx_mm_lowp_kernel generic_kernel = {
-    .name = "generic",
-    .mr = G_MR,
-    .nr = G_NR,
-    .ku = 1,
-    .a_pad = 0,
-    .a_panel_elt = 4,
-    .b_panel_elt = 4,
-    .pack_a = generic_pack_a,
-    .pack_b = generic_pack_b,
-    .micro = generic_micro};
+static const emlx_mm_lowp_kernel generic_kernel = {.name = "generic",
+                                                   .mr = G_MR,
+                                                   .nr = G_NR,
+                                                   .ku = 1,
+                                                   .a_pad = 0,
+                                                   .a_panel_elt = 4,
+                                                   .b_panel_elt = 4,
+                                                   .pack_a = generic_pack_a,
+                                                   .pack_b = generic_pack_b,
+                                                   .micro = generic_micro};
 
 const emlx_mm_lowp_kernel *emlx_mm_lowp_generic(emlx_dtype dtype) {
   (void)dtype;
@@ -249,7 +248,46 @@ static void run_tasks(void *p, int64_t begin, int64_t end) {
   emlx__buffer_release(holder);
 }
 
+/* ---- few rows: straight from B ---------------------------------------------- */
+
+typedef void (*gemv_fn)(const emlx_gemm *g, int64_t j0, int64_t j1);
+typedef struct gemv_ctx {
+  const emlx_gemm *g;
+  gemv_fn fn;
+  int64_t cols; /* per task */
+} gemv_ctx;
+
+static void gemv_range(void *p, int64_t begin, int64_t end) {
+  const gemv_ctx *x = p;
+  int64_t j0 = begin * x->cols, j1 = end * x->cols;
+  x->fn(x->g, j0, j1 < x->g->N ? j1 : x->g->N);
+}
+
+/* A decode step's products (bf16, M <= 4, B's columns contiguous) read B
+ * once instead of packing it first, which would cross the weights three
+ * times. EMLX_MATMUL_KERNEL (which forces a packed kernel) turns it off. */
+static gemv_fn choose_gemv(const emlx_gemm *g) {
+  if (g->dtype != EMLX_BFLOAT16 || g->M > EMLX_MM_GEMV_MAX_M || g->b_cs != 1 ||
+      getenv("EMLX_MATMUL_KERNEL"))
+    return NULL;
+  const char *isa = emlx_cpu_isa_get()->name;
+  if (strcmp(isa, "avx512") == 0)
+    return emlx_mm_gemv_bf16_avx512;
+  return strcmp(isa, "avx2") == 0 ? emlx_mm_gemv_bf16_avx2 : NULL;
+}
+
 int emlx_cpu_gemm_lowp(const emlx_gemm *g, bool threaded) {
+  gemv_fn gemv = choose_gemv(g);
+  if (gemv) {
+    gemv_ctx gx = {g, gemv, 512};
+    int64_t tasks = (g->N + gx.cols - 1) / gx.cols;
+    double work = (double)g->M * (double)g->N * (double)g->K;
+    if (threaded && work > 1e6)
+      emlx__parallel_for(tasks, 1, gemv_range, &gx);
+    else
+      gemv_range(&gx, 0, tasks);
+    return 0;
+  }
   lowp_ctx x = {.g = g, .k = choose(g->dtype)};
   const emlx_mm_lowp_kernel *k = x.k;
   x.kpad = (g->K + k->ku - 1) / k->ku * k->ku;
