@@ -1143,9 +1143,7 @@ defmodule EMLX do
   """
   @spec fast_rms_norm(tensor_ref(), tensor_ref() | nil, number()) :: tensor_ref()
   def fast_rms_norm(x, weight, eps),
-    do:
-      call!(:fast_rms_norm, [x, weight, eps])
-      |> EMLX.Debug.check_finite!(:fast_rms_norm)
+    do: call_finite!(:fast_rms_norm, [x, weight, eps])
 
   @doc """
   Fused layer normalisation over the last axis (`mlx::fast::layer_norm`):
@@ -1162,9 +1160,7 @@ defmodule EMLX do
   @spec fast_layer_norm(tensor_ref(), tensor_ref() | nil, tensor_ref() | nil, number()) ::
           tensor_ref()
   def fast_layer_norm(x, weight, bias, eps),
-    do:
-      call!(:fast_layer_norm, [x, weight, bias, eps])
-      |> EMLX.Debug.check_finite!(:fast_layer_norm)
+    do: call_finite!(:fast_layer_norm, [x, weight, bias, eps])
 
   @doc """
   Fused layer normalisation without bias (`mlx::fast::layer_norm`,
@@ -1172,8 +1168,7 @@ defmodule EMLX do
   """
   @spec fast_layer_norm_no_bias(tensor_ref(), tensor_ref() | nil, number()) :: tensor_ref()
   def fast_layer_norm_no_bias(x, weight, eps) do
-    call!(:fast_layer_norm_no_bias, [x, weight, eps])
-    |> EMLX.Debug.check_finite!(:fast_layer_norm_no_bias)
+    call_finite!(:fast_layer_norm_no_bias, [x, weight, eps])
   end
 
   @doc """
@@ -1196,8 +1191,7 @@ defmodule EMLX do
   @spec fast_rope(tensor_ref(), pos_integer(), boolean(), number(), number(), integer()) ::
           tensor_ref()
   def fast_rope(a, dims, traditional, base, scale, offset) do
-    call!(:fast_rope, [a, dims, traditional, base, scale, offset])
-    |> EMLX.Debug.check_finite!(:fast_rope)
+    call_finite!(:fast_rope, [a, dims, traditional, base, scale, offset])
   end
 
   @doc """
@@ -1215,8 +1209,7 @@ defmodule EMLX do
   @spec fast_rope_ids(tensor_ref(), pos_integer(), boolean(), number(), number(), tensor_ref()) ::
           tensor_ref()
   def fast_rope_ids(a, dims, traditional, base, scale, offset) do
-    call!(:fast_rope_ids, [a, dims, traditional, base, scale, offset])
-    |> EMLX.Debug.check_finite!(:fast_rope_ids)
+    call_finite!(:fast_rope_ids, [a, dims, traditional, base, scale, offset])
   end
 
   @doc """
@@ -1239,8 +1232,7 @@ defmodule EMLX do
           tensor_ref()
         ) :: tensor_ref()
   def fast_rope_positions(a, dims, traditional, base, scale, position_ids) do
-    call!(:fast_rope_positions, [a, dims, traditional, base, scale, position_ids])
-    |> EMLX.Debug.check_finite!(:fast_rope_positions)
+    call_finite!(:fast_rope_positions, [a, dims, traditional, base, scale, position_ids])
   end
 
   @doc """
@@ -1266,8 +1258,7 @@ defmodule EMLX do
           tensor_ref()
         ) :: tensor_ref()
   def fast_rope_with_freqs(a, dims, traditional, scale, offset, freqs) do
-    call!(:fast_rope_with_freqs, [a, dims, traditional, scale, offset, freqs])
-    |> EMLX.Debug.check_finite!(:fast_rope_with_freqs)
+    call_finite!(:fast_rope_with_freqs, [a, dims, traditional, scale, offset, freqs])
   end
 
   @doc """
@@ -1281,7 +1272,7 @@ defmodule EMLX do
   """
   @spec fast_swiglu(tensor_ref(), tensor_ref()) :: tensor_ref()
   def fast_swiglu(gate, up),
-    do: call!(:fast_swiglu, [gate, up]) |> EMLX.Debug.check_finite!(:fast_swiglu)
+    do: call_finite!(:fast_swiglu, [gate, up])
 
   ## Metadata
 
@@ -1540,7 +1531,7 @@ defmodule EMLX do
   @spec fast_sdpa(tensor_ref(), tensor_ref(), tensor_ref(), number(), tensor_ref() | nil) ::
           tensor_ref()
   def fast_sdpa(q, k, v, scale, sinks \\ nil),
-    do: call!(:fast_sdpa, [q, k, v, scale, sinks]) |> EMLX.Debug.check_finite!(:fast_sdpa)
+    do: call_finite!(:fast_sdpa, [q, k, v, scale, sinks])
 
   @doc """
   `fast_sdpa/5` with the causal mask aligned bottom-right: query `i` sees keys
@@ -1550,9 +1541,7 @@ defmodule EMLX do
   @spec fast_sdpa_causal(tensor_ref(), tensor_ref(), tensor_ref(), number(), tensor_ref() | nil) ::
           tensor_ref()
   def fast_sdpa_causal(q, k, v, scale, sinks \\ nil),
-    do:
-      call!(:fast_sdpa_causal, [q, k, v, scale, sinks])
-      |> EMLX.Debug.check_finite!(:fast_sdpa_causal)
+    do: call_finite!(:fast_sdpa_causal, [q, k, v, scale, sinks])
 
   @doc """
   `fast_sdpa/5` with a `mask` broadcastable to `{B, N_q, T_q, T_kv}`: boolean
@@ -1569,9 +1558,7 @@ defmodule EMLX do
           tensor_ref() | nil
         ) :: tensor_ref()
   def fast_sdpa_masked(q, k, v, scale, mask, sinks \\ nil),
-    do:
-      call!(:fast_sdpa_masked, [q, k, v, scale, mask, sinks])
-      |> EMLX.Debug.check_finite!(:fast_sdpa_masked)
+    do: call_finite!(:fast_sdpa_masked, [q, k, v, scale, mask, sinks])
 
   @doc """
   Causal `fast_sdpa/5` that also hides the keys where the `{B, T_kv}`
@@ -1587,9 +1574,7 @@ defmodule EMLX do
           tensor_ref() | nil
         ) :: tensor_ref()
   def fast_sdpa_causal_key_masked(q, k, v, scale, key_mask, sinks \\ nil),
-    do:
-      call!(:fast_sdpa_causal_key_masked, [q, k, v, scale, key_mask, sinks])
-      |> EMLX.Debug.check_finite!(:fast_sdpa_causal_key_masked)
+    do: call_finite!(:fast_sdpa_causal_key_masked, [q, k, v, scale, key_mask, sinks])
 
   @doc """
   Fused KV-cache update and causal attention over the valid prefix, in the
@@ -2048,6 +2033,9 @@ defmodule EMLX do
   defp call!(name, args) do
     apply(EMLX.NIF, name, args) |> unwrap!() |> EMLX.Compiler.Recorder.hook(name, args)
   end
+
+  # call!/2 for the fused kernels, whose results `detect_non_finites` checks.
+  defp call_finite!(name, args), do: name |> call!(args) |> EMLX.Debug.check_finite!(name)
 
   defp unwrap!(:ok), do: :ok
   defp unwrap!({:ok, value}), do: value
