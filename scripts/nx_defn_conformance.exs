@@ -88,7 +88,7 @@ defmodule EMLX.Conformance.Formatter do
 
     rows =
       for {file, tests} <- Enum.sort(by_file) do
-        file = String.replace(file, ~r{^.*/emlx_conformance/}, "")
+        file = String.replace(file, ~r{^.*/emlx_conformance_\d+/test/}, "")
         run = Enum.reject(tests, &match?({s, _} when s in [:skipped, :excluded], &1.state))
         failed = Enum.filter(run, &match?({:failed, _}, &1.state))
         invalid = Enum.filter(run, &match?({:invalid, _}, &1.state))
@@ -190,6 +190,13 @@ Code.delete_path(consolidated)
 
 tmp = Path.join(System.tmp_dir!(), "emlx_conformance_#{System.pid()}")
 
+# The copies keep Nx's layout and line numbers, and everything runs from
+# their root as Nx's own run does from Nx's: tests that expect a message
+# naming `test/nx/...:line` (CompileError, the `location/1` of defn_test)
+# see the same file and line.
+File.mkdir_p!(tmp)
+File.cd!(tmp)
+
 # Nx's assert_all_close/3 (test/support/helpers.ex) compares Nx.all_close's
 # result with `==` too: the copy compares it on Nx.BinaryBackend.
 for support <- Path.wildcard(Path.join(test_dir, "support/*.ex")) do
@@ -200,7 +207,7 @@ for support <- Path.wildcard(Path.join(test_dir, "support/*.ex")) do
       "unless EMLX.Conformance.Assert.binary(\\1) == Nx.tensor(1, type: {:u, 8}, backend: Nx.BinaryBackend) do"
     )
 
-  copy = Path.join([tmp, "support", Path.basename(support)])
+  copy = Path.join(["test", "support", Path.basename(support)])
   File.mkdir_p!(Path.dirname(copy))
   File.write!(copy, source)
   Code.require_file(copy)
@@ -210,14 +217,15 @@ for file <- files do
   source = File.read!(Path.join(test_dir, file))
   rewritten = Regex.replace(~r/compiler: (Nx\.Defn\.)?Evaluator\b/, source, "compiler: EMLX")
 
+  # On the `use` line itself, so that no line moves.
   rewritten =
     Regex.replace(
       ~r/^(\s*use (ExUnit\.Case|Nx\.Case)\b.*)$/m,
       rewritten,
-      "\\1\nimport ExUnit.Assertions, except: [assert: 1]\nimport EMLX.Conformance.Assert\n"
+      "\\1; import ExUnit.Assertions, except: [assert: 1]; import EMLX.Conformance.Assert"
     )
 
-  copy = Path.join([tmp, "emlx_conformance", file])
+  copy = Path.join("test", file)
   File.mkdir_p!(Path.dirname(copy))
   File.write!(copy, rewritten)
   Code.require_file(copy)
@@ -228,4 +236,5 @@ end
 Nx.global_default_backend(EMLX.Backend)
 Nx.Defn.global_default_options(compiler: EMLX)
 ExUnit.run()
+File.cd!(System.tmp_dir!())
 File.rm_rf!(tmp)
