@@ -16,8 +16,10 @@
 # tensors differ by their engine references. In the copies `assert/1` is
 # EMLX.Conformance.Assert's, which copies every tensor on both sides of an
 # `==` to Nx.BinaryBackend first (values, types, shapes and names are then
-# compared exactly as Nx's own run compares them); every other assertion is
-# ExUnit's.
+# compared exactly as Nx's own run compares them). A match whose pattern
+# binds one variable twice (`assert {x, x} = f(t)`) is the same comparison:
+# it is matched against the Nx.BinaryBackend copy of its right side. Every
+# other assertion is ExUnit's.
 #
 # Prints one line per file (`run`, `passed`, `failed`, `skipped`) and each
 # failure with the first line of its error; the last line is
@@ -42,8 +44,37 @@ defmodule EMLX.Conformance.Assert do
     end
   end
 
+  defmacro assert({:=, meta, [pattern, right]} = expr) do
+    if repeated_var?(pattern) do
+      quote do
+        ExUnit.Assertions.assert(
+          unquote({:=, meta, [pattern, quote(do: EMLX.Conformance.Assert.binary(unquote(right)))]})
+        )
+      end
+    else
+      quote(do: ExUnit.Assertions.assert(unquote(expr)))
+    end
+  end
+
   defmacro assert(expr) do
     quote(do: ExUnit.Assertions.assert(unquote(expr)))
+  end
+
+  # Whether a pattern binds some variable (not `_`-prefixed, not pinned) twice.
+  defp repeated_var?(pattern) do
+    {_, vars} =
+      Macro.prewalk(pattern, [], fn
+        {:^, _, _}, acc ->
+          {:pinned, acc}
+
+        {name, _, context} = var, acc when is_atom(name) and is_atom(context) ->
+          if String.starts_with?(Atom.to_string(name), "_"), do: {var, acc}, else: {var, [name | acc]}
+
+        other, acc ->
+          {other, acc}
+      end)
+
+    length(vars) != length(Enum.uniq(vars))
   end
 
   def binary(%Nx.Tensor{data: %Nx.Defn.Expr{}} = t), do: t
