@@ -12,6 +12,14 @@ if Code.ensure_loaded?(Nx) do
     end
 
     defn(rows_product(t), do: Nx.reduce(t, 1, [axes: [1]], &(&1 * &2)))
+
+    # Depends on the singular vectors' signs (grad_test "svd").
+    defn svd_signed_grad(t) do
+      value_and_grad(t, fn t ->
+        {u, s, vt} = Nx.LinAlg.svd(t)
+        s |> Nx.make_diagonal() |> Nx.add(Nx.cos(u) |> Nx.sum()) |> Nx.add(vt) |> Nx.sum()
+      end)
+    end
   end
 
   defmodule EMLX.Nx.CompilerConformanceTest do
@@ -37,6 +45,16 @@ if Code.ensure_loaded?(Nx) do
 
       try do
         Nx.Defn.jit_apply(fun, args, compiler: Nx.Defn.Evaluator)
+      after
+        Nx.default_backend(previous)
+      end
+    end
+
+    defp on_binary(fun) do
+      previous = Nx.default_backend(Nx.BinaryBackend)
+
+      try do
+        fun.()
       after
         Nx.default_backend(previous)
       end
@@ -81,5 +99,67 @@ if Code.ensure_loaded?(Nx) do
         end
       end
     end
+
+    describe "eigenvector and singular vector signs" do
+      # grad_test "svd computes grad for tensor" (and the two composed
+      # ones): Nx's SVD gradient differentiates Nx's own SVD computation,
+      # which takes V from Nx.LinAlg.eigh (run by the engine); the engine's
+      # SVD (the values) had LAPACK's signs, its eigh others, so the gradient
+      # was that of different singular vectors than the values returned.
+      test "the engine's SVD has the signs of Nx's SVD computed on the engine" do
+        for {shape, seed} <- [{{2, 2}, 1}, {{3, 2}, 2}, {{4, 3}, 3}, {{2, 3}, 4}, {{3, 5}, 5}] do
+          {a, _} = Nx.Random.normal(Nx.Random.key(seed), shape: shape)
+          {u, s, vt} = Nx.LinAlg.svd(a, full_matrices?: false)
+          {nu, ns, nvt} = Nx.LinAlg.SVD.svd(a, full_matrices?: false, max_iter: 100)
+
+          for {x, y} <- [{u, nu}, {s, ns}, {vt, nvt}] do
+            assert Nx.all_close(binary(x), binary(y), atol: 1.0e-4) |> Nx.to_number() == 1,
+                   "#{inspect(shape)}: #{inspect(x)} vs #{inspect(y)}"
+          end
+        end
+      end
+
+      test "eigh gives each eigenvector its largest component positive, as Nx's 2x2 Jacobi" do
+        for seed <- 1..6 do
+          {a, _} = Nx.Random.normal(Nx.Random.key(seed), shape: {2, 2})
+          h = Nx.add(a, Nx.transpose(a))
+          {_w, v} = Nx.LinAlg.eigh(h)
+          {_w, nx_v} = on_binary(fn -> Nx.LinAlg.eigh(binary(h)) end)
+          assert Nx.all_close(binary(v), nx_v, atol: 1.0e-5) |> Nx.to_number() == 1
+        end
+
+        {a, _} = Nx.Random.normal(Nx.Random.key(9), shape: {5, 5})
+        {_w, v} = Nx.LinAlg.eigh(Nx.add(a, Nx.transpose(a)))
+        v = binary(v)
+
+        on_binary(fn ->
+          index = Nx.argmax(Nx.abs(v), axis: 0, keep_axis: true)
+          largest = Nx.take_along_axis(v, index, axis: 0)
+          assert Nx.to_flat_list(Nx.greater(largest, 0)) == List.duplicate(1, 5)
+        end)
+      end
+
+      test "the SVD gradient matches the Evaluator on Nx.BinaryBackend" do
+        for t <- [
+              Nx.tensor([[3.0, 0.0], [1.0, 2.0]]),
+              Nx.tensor([[3.0, 0.0], [1.0, 2.0], [1.0, 1.0]])
+            ],
+            compiler <- [EMLX, Nx.Defn.Evaluator] do
+          {value, grad} =
+            run(&Defns.svd_signed_grad/1, [Nx.backend_copy(t, EMLX.Backend)], compiler)
+
+          {nx_value, nx_grad} = reference(&Defns.svd_signed_grad/1, [t])
+          assert Nx.all_close(binary(value), nx_value, atol: 1.0e-4) |> Nx.to_number() == 1
+
+          assert Nx.all_close(binary(grad), nx_grad, atol: 1.0e-4) |> Nx.to_number() == 1,
+                 "#{inspect(compiler)}: #{inspect(grad)} vs #{inspect(nx_grad)}"
+        end
+      end
+    end
   end
+else
+  IO.puts(
+    "test/emlx/nx/compiler_conformance_test.exs: Nx is not available (set NX_PATH to an Nx " <>
+      "source tree, or fetch deps/nx), so the conformance regressions are left out"
+  )
 end
