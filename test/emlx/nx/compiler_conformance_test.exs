@@ -13,6 +13,13 @@ if Code.ensure_loaded?(Nx) do
 
     defn(rows_product(t), do: Nx.reduce(t, 1, [axes: [1]], &(&1 * &2)))
 
+    defn(nested_forced_jit(x), do: x + forced_jit_transform())
+
+    deftransformp forced_jit_transform do
+      eleven = Nx.tensor(11, backend: Nx.BinaryBackend)
+      Nx.Defn.jit(&Nx.Defn.Kernel.*/2, compiler: EMLX, on_conflict: :force).(eleven, eleven)
+    end
+
     # Depends on the singular vectors' signs (grad_test "svd").
     defn svd_signed_grad(t) do
       value_and_grad(t, fn t ->
@@ -97,6 +104,16 @@ if Code.ensure_loaded?(Nx) do
             ] do
           assert {_templates, [_ | _], _outputs} = EMLX.Compiler.__spec__(fun, args)
         end
+      end
+    end
+
+    # defn_test "jit raises on nested JIT unless forcing": the forced jit's
+    # EMLX.Backend result could not be a constant of the enclosing trace
+    # ("cannot convert tensor allocated on EMLX.Backend to an expression").
+    test "a jit forced inside a defn's trace gives a constant of the trace" do
+      for compiler <- [EMLX, Nx.Defn.Evaluator] do
+        got = run(&Defns.nested_forced_jit/1, [Nx.tensor([1, 2])], compiler)
+        assert binary(got) == Nx.tensor([122, 123], backend: Nx.BinaryBackend)
       end
     end
 
