@@ -18,8 +18,10 @@
 # `==` to Nx.BinaryBackend first (values, types, shapes and names are then
 # compared exactly as Nx's own run compares them). A match whose pattern
 # binds one variable twice (`assert {x, x} = f(t)`) is the same comparison:
-# it is matched against the Nx.BinaryBackend copy of its right side. Every
-# other assertion is ExUnit's.
+# it is matched against the Nx.BinaryBackend copy of its right side, and
+# `assert_received` with a pinned variable (`{^t, ...}`) receives the
+# message with the pin as a fresh variable and then compares the two copies
+# with `==`. Every other assertion is ExUnit's.
 #
 # Prints one line per file (`run`, `passed`, `failed`, `skipped`) and each
 # failure with the first line of its error; the last line is
@@ -58,6 +60,34 @@ defmodule EMLX.Conformance.Assert do
 
   defmacro assert(expr) do
     quote(do: ExUnit.Assertions.assert(unquote(expr)))
+  end
+
+  defmacro assert_received(pattern) do
+    {pattern, pins} =
+      Macro.prewalk(pattern, [], fn
+        {:^, _, [{name, _, context} = var]}, pins when is_atom(name) and is_atom(context) ->
+          fresh = Macro.unique_var(name, __MODULE__)
+          {fresh, [{fresh, var} | pins]}
+
+        other, pins ->
+          {other, pins}
+      end)
+
+    checks =
+      for {fresh, var} <- Enum.reverse(pins) do
+        quote do
+          ExUnit.Assertions.assert(
+            EMLX.Conformance.Assert.binary(unquote(fresh)) ==
+              EMLX.Conformance.Assert.binary(unquote(var))
+          )
+        end
+      end
+
+    quote do
+      ExUnit.Assertions.assert_received(unquote(pattern))
+      unquote_splicing(checks)
+      true
+    end
   end
 
   # Whether a pattern binds some variable (not `_`-prefixed, not pinned) twice.
@@ -253,7 +283,7 @@ for file <- files do
     Regex.replace(
       ~r/^(\s*use (ExUnit\.Case|Nx\.Case)\b.*)$/m,
       rewritten,
-      "\\1; import ExUnit.Assertions, except: [assert: 1]; import EMLX.Conformance.Assert"
+      "\\1; import ExUnit.Assertions, except: [assert: 1, assert_received: 1]; import EMLX.Conformance.Assert"
     )
 
   copy = Path.join("test", file)
