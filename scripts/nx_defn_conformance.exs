@@ -50,7 +50,9 @@ defmodule EMLX.Conformance.Assert do
     if repeated_var?(pattern) do
       quote do
         ExUnit.Assertions.assert(
-          unquote({:=, meta, [pattern, quote(do: EMLX.Conformance.Assert.binary(unquote(right)))]})
+          unquote(
+            {:=, meta, [pattern, quote(do: EMLX.Conformance.Assert.binary(unquote(right)))]}
+          )
         )
       end
     else
@@ -98,7 +100,9 @@ defmodule EMLX.Conformance.Assert do
           {:pinned, acc}
 
         {name, _, context} = var, acc when is_atom(name) and is_atom(context) ->
-          if String.starts_with?(Atom.to_string(name), "_"), do: {var, acc}, else: {var, [name | acc]}
+          if String.starts_with?(Atom.to_string(name), "_"),
+            do: {var, acc},
+            else: {var, [name | acc]}
 
         other, acc ->
           {other, acc}
