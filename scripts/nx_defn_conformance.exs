@@ -16,8 +16,12 @@
 # tensors differ by their engine references. In the copies `assert/1` is
 # EMLX.Conformance.Assert's, which copies every tensor on both sides of an
 # `==` to Nx.BinaryBackend first (values, types, shapes and names are then
-# compared exactly as Nx's own run compares them); every other assertion is
-# ExUnit's.
+# compared exactly as Nx's own run compares them). A match whose pattern
+# binds one variable twice (`assert {x, x} = f(t)`) is the same comparison:
+# it is matched against the Nx.BinaryBackend copy of its right side, and
+# `assert_received` with a pinned variable (`{^t, ...}`) receives the
+# message with the pin as a fresh variable and then compares the two copies
+# with `==`. Every other assertion is ExUnit's.
 #
 # Prints one line per file (`run`, `passed`, `failed`, `skipped`) and each
 # failure with the first line of its error; the last line is
@@ -42,8 +46,69 @@ defmodule EMLX.Conformance.Assert do
     end
   end
 
+  defmacro assert({:=, meta, [pattern, right]} = expr) do
+    if repeated_var?(pattern) do
+      quote do
+        ExUnit.Assertions.assert(
+          unquote(
+            {:=, meta, [pattern, quote(do: EMLX.Conformance.Assert.binary(unquote(right)))]}
+          )
+        )
+      end
+    else
+      quote(do: ExUnit.Assertions.assert(unquote(expr)))
+    end
+  end
+
   defmacro assert(expr) do
     quote(do: ExUnit.Assertions.assert(unquote(expr)))
+  end
+
+  defmacro assert_received(pattern) do
+    {pattern, pins} =
+      Macro.prewalk(pattern, [], fn
+        {:^, _, [{name, _, context} = var]}, pins when is_atom(name) and is_atom(context) ->
+          fresh = Macro.unique_var(name, __MODULE__)
+          {fresh, [{fresh, var} | pins]}
+
+        other, pins ->
+          {other, pins}
+      end)
+
+    checks =
+      for {fresh, var} <- Enum.reverse(pins) do
+        quote do
+          ExUnit.Assertions.assert(
+            EMLX.Conformance.Assert.binary(unquote(fresh)) ==
+              EMLX.Conformance.Assert.binary(unquote(var))
+          )
+        end
+      end
+
+    quote do
+      ExUnit.Assertions.assert_received(unquote(pattern))
+      unquote_splicing(checks)
+      true
+    end
+  end
+
+  # Whether a pattern binds some variable (not `_`-prefixed, not pinned) twice.
+  defp repeated_var?(pattern) do
+    {_, vars} =
+      Macro.prewalk(pattern, [], fn
+        {:^, _, _}, acc ->
+          {:pinned, acc}
+
+        {name, _, context} = var, acc when is_atom(name) and is_atom(context) ->
+          if String.starts_with?(Atom.to_string(name), "_"),
+            do: {var, acc},
+            else: {var, [name | acc]}
+
+        other, acc ->
+          {other, acc}
+      end)
+
+    length(vars) != length(Enum.uniq(vars))
   end
 
   def binary(%Nx.Tensor{data: %Nx.Defn.Expr{}} = t), do: t
@@ -88,7 +153,7 @@ defmodule EMLX.Conformance.Formatter do
 
     rows =
       for {file, tests} <- Enum.sort(by_file) do
-        file = String.replace(file, ~r{^.*/emlx_conformance/}, "")
+        file = String.replace(file, ~r{^.*/emlx_conformance_\d+/test/}, "")
         run = Enum.reject(tests, &match?({s, _} when s in [:skipped, :excluded], &1.state))
         failed = Enum.filter(run, &match?({:failed, _}, &1.state))
         invalid = Enum.filter(run, &match?({:invalid, _}, &1.state))
@@ -190,6 +255,13 @@ Code.delete_path(consolidated)
 
 tmp = Path.join(System.tmp_dir!(), "emlx_conformance_#{System.pid()}")
 
+# The copies keep Nx's layout and line numbers, and everything runs from
+# their root as Nx's own run does from Nx's: tests that expect a message
+# naming `test/nx/...:line` (CompileError, the `location/1` of defn_test)
+# see the same file and line.
+File.mkdir_p!(tmp)
+File.cd!(tmp)
+
 # Nx's assert_all_close/3 (test/support/helpers.ex) compares Nx.all_close's
 # result with `==` too: the copy compares it on Nx.BinaryBackend.
 for support <- Path.wildcard(Path.join(test_dir, "support/*.ex")) do
@@ -200,7 +272,7 @@ for support <- Path.wildcard(Path.join(test_dir, "support/*.ex")) do
       "unless EMLX.Conformance.Assert.binary(\\1) == Nx.tensor(1, type: {:u, 8}, backend: Nx.BinaryBackend) do"
     )
 
-  copy = Path.join([tmp, "support", Path.basename(support)])
+  copy = Path.join(["test", "support", Path.basename(support)])
   File.mkdir_p!(Path.dirname(copy))
   File.write!(copy, source)
   Code.require_file(copy)
@@ -210,14 +282,15 @@ for file <- files do
   source = File.read!(Path.join(test_dir, file))
   rewritten = Regex.replace(~r/compiler: (Nx\.Defn\.)?Evaluator\b/, source, "compiler: EMLX")
 
+  # On the `use` line itself, so that no line moves.
   rewritten =
     Regex.replace(
       ~r/^(\s*use (ExUnit\.Case|Nx\.Case)\b.*)$/m,
       rewritten,
-      "\\1\nimport ExUnit.Assertions, except: [assert: 1]\nimport EMLX.Conformance.Assert\n"
+      "\\1; import ExUnit.Assertions, except: [assert: 1, assert_received: 1]; import EMLX.Conformance.Assert"
     )
 
-  copy = Path.join([tmp, "emlx_conformance", file])
+  copy = Path.join("test", file)
   File.mkdir_p!(Path.dirname(copy))
   File.write!(copy, rewritten)
   Code.require_file(copy)
@@ -228,4 +301,5 @@ end
 Nx.global_default_backend(EMLX.Backend)
 Nx.Defn.global_default_options(compiler: EMLX)
 ExUnit.run()
+File.cd!(System.tmp_dir!())
 File.rm_rf!(tmp)

@@ -24,10 +24,24 @@ if Code.ensure_loaded?(Nx) do
 
     @doc false
     def __jit__(key, vars, fun, args_list, opts) do
-      if EMLX.Compiler.Recorder.recording?() do
-        Nx.Defn.Evaluator.__compile__(key, vars, fun, opts).(args_list)
-      else
-        compile(key, vars, fun, opts, false).(args_list)
+      cond do
+        EMLX.Compiler.Recorder.recording?() ->
+          Nx.Defn.Evaluator.__compile__(key, vars, fun, opts).(args_list)
+
+        Nx.Defn.Compiler.current() != nil ->
+          # A jit forced (`on_conflict: :force`) while another defn is traced:
+          # its results become constants of that trace, and Nx.Defn.Expr
+          # takes only Nx.BinaryBackend tensors as constants.
+          compile(key, vars, fun, opts, false).(args_list)
+          |> Enum.map(
+            &Composite.traverse(&1, fn
+              %Nx.Tensor{} = t -> Nx.backend_copy(t, Nx.BinaryBackend)
+              other -> other
+            end)
+          )
+
+        true ->
+          compile(key, vars, fun, opts, false).(args_list)
       end
     end
 

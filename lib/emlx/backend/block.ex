@@ -126,11 +126,13 @@ if Code.ensure_loaded?(Nx) do
       w = EMLX.take_along_axis(w, order, last)
       columns = EMLX.reshape(order, Tuple.insert_at(w_shape, last, 1))
       v = EMLX.take_along_axis(v, columns, last + 1)
+      v = EMLX.multiply(v, largest_positive(v, last))
       {w |> zero_small(eps) |> B.to_nx(w_out), v |> zero_small(eps) |> B.to_nx(v_out)}
     end
 
     defp native(%Nx.Block.LinAlg.SVD{full_matrices?: full?}, {u_out, s_out, vt_out}, [t]) do
       {u, s, vt} = t |> ref_as(u_out.type) |> EMLX.linalg_svd(true, full?)
+      {u, vt} = svd_signs(u, vt, t.shape)
 
       {u |> plus_zero() |> B.to_nx(u_out), s |> plus_zero() |> B.to_nx(s_out),
        vt |> plus_zero() |> B.to_nx(vt_out)}
@@ -282,6 +284,81 @@ if Code.ensure_loaded?(Nx) do
           row_signs = EMLX.reshape(row_signs, List.to_tuple(batch ++ [r_rows, 1]))
           col_signs = EMLX.reshape(col_signs, List.to_tuple(batch ++ [1, q_cols]))
           {EMLX.multiply(q, col_signs), EMLX.multiply(r, row_signs)}
+      end
+    end
+
+    # Eigenvectors and singular vectors are unique up to sign (real types).
+    # Nx's eigh (Jacobi rotations from the identity) gives each eigenvector
+    # with its largest component positive where that component is the
+    # rotated diagonal one: every 2x2, and 84% of the eigenvectors of random
+    # symmetric matrices of 2x2 to 7x7 (LAPACK's signs: 56%). The engine
+    # gives every eigenvector that sign. Nx's SVD takes V from eigh(A^H A) (U from
+    # the transpose's when m < n), and Nx's SVD gradient is that computation
+    # differentiated, whatever the backend computes the SVD with: the engine's
+    # SVD gets the same signs, so its values and Nx's gradient of them agree.
+    # Complex vectors keep LAPACK's phases.
+    defp largest_positive(ref, axis) do
+      case EMLX.scalar_type(ref) do
+        {:c, _} = type ->
+          EMLX.full(1, put_elem(EMLX.shape(ref), axis, 1), type, elem(ref, 0))
+
+        _ ->
+          sign_of_largest(ref, axis)
+      end
+    end
+
+    # -1 or 1 per slice along `axis` (kept, of size 1): the sign of the
+    # slice's element of largest magnitude (the first of equal ones).
+    defp sign_of_largest({device, _} = ref, axis) do
+      type = EMLX.scalar_type(ref)
+      index = ref |> EMLX.abs() |> EMLX.argmax(axis, true)
+      value = EMLX.take_along_axis(ref, index, axis)
+      negative = EMLX.less(value, EMLX.scalar_tensor(0, type, device))
+
+      EMLX.where(
+        negative,
+        EMLX.scalar_tensor(-1, type, device),
+        EMLX.scalar_tensor(1, type, device)
+      )
+    end
+
+    defp svd_signs(u, vt, shape) do
+      rank = tuple_size(shape)
+      m = elem(shape, rank - 2)
+      n = elem(shape, rank - 1)
+      k = min(m, n)
+
+      case EMLX.scalar_type(u) do
+        {:c, _} ->
+          {u, vt}
+
+        _ when k == 0 ->
+          {u, vt}
+
+        type ->
+          {device, _} = u
+          one = EMLX.scalar_tensor(1, type, device)
+          u_shape = EMLX.shape(u)
+          vt_shape = EMLX.shape(vt)
+          batch = u_shape |> Tuple.to_list() |> Enum.take(rank - 2)
+
+          # One sign per singular triple: from V's columns (vt's rows) when
+          # m >= n, from U's columns otherwise.
+          signs =
+            if m >= n do
+              vt |> slice_last2(vt_shape, k, n) |> sign_of_largest(rank - 1)
+            else
+              u |> slice_last2(u_shape, m, k) |> sign_of_largest(rank - 2)
+            end
+
+          signs = EMLX.reshape(signs, List.to_tuple(batch ++ [k]))
+          u_cols = elem(u_shape, rank - 1)
+          vt_rows = elem(vt_shape, rank - 2)
+          col = signs |> pad_ones(rank - 2, u_cols - k, one)
+          row = signs |> pad_ones(rank - 2, vt_rows - k, one)
+          col = EMLX.reshape(col, List.to_tuple(batch ++ [1, u_cols]))
+          row = EMLX.reshape(row, List.to_tuple(batch ++ [vt_rows, 1]))
+          {EMLX.multiply(u, col), EMLX.multiply(vt, row)}
       end
     end
 

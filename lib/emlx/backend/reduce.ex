@@ -4,15 +4,19 @@ if Code.ensure_loaded?(Nx) do
     # Nx.reduce/4 and Nx.window_reduce/5 with a user function.
     #
     # The function is traced once with Nx.Defn.Expr on scalar parameters. When
-    # every node of the trace is a scalar element-wise operation, the function
-    # is also valid on whole tensors, element by element, so the reduction
-    # runs on the engine as a tree: the reduced elements are laid out on a
-    # last axis and combined pairwise, `fun.(later, earlier)`, halving the axis
+    # every node of the trace is a scalar element-wise operation, the trace is
+    # also valid on whole tensors, element by element, so the reduction runs
+    # on the engine as a tree: the reduced elements are laid out on a last
+    # axis and combined pairwise, `fun.(later, earlier)`, halving the axis
     # each step (log2(n) vectorized steps). That is Nx's left fold
     # `fun.(x_n, ... fun.(x_2, fun.(x_1, acc)))` regrouped, which Nx's
-    # contract (an associative function) allows. Otherwise the reduction is
-    # run as Nx.BinaryBackend's scalar loop on a copy, and the result copied
-    # back.
+    # contract (an associative function) allows. The trace is what runs on
+    # the whole tensors (each node as the Nx function of its op), not `fun`
+    # itself: a function given by a defn (a `:fun` node that an evaluator or
+    # the compiler evaluates) computes its nodes with the scalar shapes of the
+    # trace. Otherwise the reduction is run as Nx.BinaryBackend's scalar loop
+    # on a copy, with Nx.BinaryBackend as the default backend (a defn's
+    # function makes its constants there), and the result copied back.
 
     alias Nx.Tensor, as: T
 
@@ -32,7 +36,7 @@ if Code.ensure_loaded?(Nx) do
 
     @doc false
     def reduce(%T{} = out, %T{} = t, %T{} = acc, opts, fun) do
-      if elementwise?(fun, out.type) do
+      if traced = elementwise(fun, out.type) do
         axes = opts[:axes] || Nx.axes(t)
         kept = Nx.axes(t) -- axes
         t = Nx.as_type(t, out.type)
@@ -42,7 +46,7 @@ if Code.ensure_loaded?(Nx) do
         t
         |> Nx.transpose(axes: kept ++ axes)
         |> Nx.reshape(List.to_tuple(kept_dims ++ [n]))
-        |> combine(engine_acc(acc, out.type), fun, out.type)
+        |> combine(engine_acc(acc, out.type), traced, out.type)
         |> into(out)
       else
         fallback(out, fn ->
@@ -53,7 +57,7 @@ if Code.ensure_loaded?(Nx) do
 
     @doc false
     def window_reduce(%T{} = out, %T{} = t, %T{} = acc, window_dims, opts, fun) do
-      if elementwise?(fun, out.type) do
+      if traced = elementwise(fun, out.type) do
         acc = engine_acc(acc, out.type)
         t = Nx.as_type(t, out.type)
         padding = Enum.map(opts[:padding], fn {lo, hi} -> {lo, hi, 0} end)
@@ -76,7 +80,7 @@ if Code.ensure_loaded?(Nx) do
 
         windows
         |> Nx.stack(axis: -1)
-        |> combine(acc, fun, out.type)
+        |> combine(acc, traced, out.type)
         |> into(out)
       else
         fallback(out, fn ->
@@ -104,7 +108,7 @@ if Code.ensure_loaded?(Nx) do
         _ ->
           t
           |> tree(fun, type)
-          |> then(&Nx.as_type(fun.(&1, acc), type))
+          |> then(&Nx.as_type(run(fun, [&1, acc]), type))
       end
     end
 
@@ -129,7 +133,9 @@ if Code.ensure_loaded?(Nx) do
         pairs = Nx.reshape(rest, shape |> put_elem(last, m) |> Tuple.insert_at(rank, 2))
         earlier = pairs |> Nx.slice_along_axis(0, 1, axis: rank) |> Nx.squeeze(axes: [rank])
         later = pairs |> Nx.slice_along_axis(1, 1, axis: rank) |> Nx.squeeze(axes: [rank])
-        step = Nx.as_type(fun.(later, earlier), type) |> Nx.broadcast(put_elem(shape, last, m))
+
+        step =
+          Nx.as_type(run(fun, [later, earlier]), type) |> Nx.broadcast(put_elem(shape, last, m))
 
         next = if head, do: Nx.concatenate([head, step], axis: last), else: step
         tree(next, fun, type)
@@ -142,7 +148,15 @@ if Code.ensure_loaded?(Nx) do
     defp binary_copy(t), do: Nx.backend_copy(t, Nx.BinaryBackend)
 
     defp fallback(out, fun) do
-      fun.() |> Nx.backend_transfer(EMLX.Backend) |> into(out)
+      previous = Nx.default_backend(Nx.BinaryBackend)
+
+      try do
+        fun.()
+      after
+        Nx.default_backend(previous)
+      end
+      |> Nx.backend_transfer(EMLX.Backend)
+      |> into(out)
     end
 
     # The result as `out` (its shape, type and names).
@@ -155,12 +169,65 @@ if Code.ensure_loaded?(Nx) do
     @doc false
     # Whether `fun`, traced on two scalars of `type`, is made of scalar
     # element-wise operations only.
-    def elementwise?(fun, type) do
+    def elementwise?(fun, type), do: elementwise(fun, type) != nil
+
+    @doc false
+    # `fun` traced on two scalars of `type` when the trace is made of scalar
+    # element-wise operations only, or nil.
+    def elementwise(fun, type) do
       param = Nx.template({}, type)
       expr = Nx.Defn.debug_expr(fun).(param, param)
-      match?(%T{shape: {}}, expr) and walk([expr], MapSet.new())
+      if match?(%T{shape: {}}, expr) and walk([expr], MapSet.new()), do: expr
     rescue
-      _ -> false
+      _ -> nil
+    end
+
+    # The trace evaluated on whole tensors (`args` are its parameters): each
+    # node is the Nx function of its op, with the node's type.
+    defp run(expr, args) do
+      {result, _memo} = node(expr, args, %{})
+      result
+    end
+
+    defp node(%T{data: %Nx.Defn.Expr{id: id}} = t, args, memo) do
+      case memo do
+        %{^id => value} ->
+          {value, memo}
+
+        %{} ->
+          {value, memo} = compute(t, args, memo)
+          {value, Map.put(memo, id, value)}
+      end
+    end
+
+    defp compute(%T{type: type, data: %Nx.Defn.Expr{op: op, args: node_args}}, args, memo) do
+      case op do
+        :parameter ->
+          {args |> Enum.fetch!(hd(node_args)) |> Nx.as_type(type), memo}
+
+        :constant ->
+          {Nx.tensor(hd(node_args), type: type, backend: EMLX.Backend), memo}
+
+        :tensor ->
+          {Nx.backend_copy(hd(node_args), EMLX.Backend), memo}
+
+        :metadata ->
+          node(hd(node_args), args, memo)
+
+        _ ->
+          {inputs, memo} =
+            node_args
+            |> Enum.filter(&match?(%T{}, &1))
+            |> Enum.map_reduce(memo, &node(&1, args, &2))
+
+          value =
+            case op do
+              :as_type -> Nx.as_type(hd(inputs), type)
+              op -> apply(Nx, op, inputs)
+            end
+
+          {Nx.as_type(value, type), memo}
+      end
     end
 
     defp walk([], _seen), do: true

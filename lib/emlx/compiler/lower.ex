@@ -51,7 +51,8 @@ if Code.ensure_loaded?(Nx) do
         params: Enum.map(placeholders, fn {_refs, t} -> t end),
         device: device,
         depth: 0,
-        hooks: []
+        hooks: [],
+        trace: false
       }
 
       previous = Process.delete(Recorder.key())
@@ -142,6 +143,12 @@ if Code.ensure_loaded?(Nx) do
       {result, {caches, state}}
     end
 
+    # A function traced on Nx.Defn.Expr parameters (`eval_fun/3`) keeps its
+    # constants and captured tensors as expressions.
+    defp eval(%Nx.Tensor{data: %Expr{op: :constant}} = ans, %{trace: true} = state, caches) do
+      {ans, caches, state}
+    end
+
     defp eval(%Nx.Tensor{data: %Expr{op: :constant, args: [constant]}} = ans, state, caches) do
       {B.constant(ans, constant, device: state.device), caches, state}
     end
@@ -176,6 +183,10 @@ if Code.ensure_loaded?(Nx) do
     defp to_emlx(%Nx.Tensor{data: %B{}} = t, _device), do: t
     defp to_emlx(%Nx.Tensor{} = t, device), do: Nx.backend_copy(t, {B, device: device})
     defp to_emlx(number, _device) when is_number(number), do: Nx.tensor(number, backend: B)
+
+    defp eval_apply(:tensor, [_t], ans, %{trace: true} = state, caches) do
+      {ans, caches, state}
+    end
 
     defp eval_apply(:tensor, [t], _ans, state, caches) do
       {to_emlx(t, state.device), caches, state}
@@ -386,10 +397,12 @@ if Code.ensure_loaded?(Nx) do
     end
 
     # The function of a `:fun` node, evaluated where it is called (by the
-    # backend: Nx.reduce and friends) in a scope of its own.
+    # backend: Nx.reduce and friends) in a scope of its own. Called on
+    # Nx.Defn.Expr tensors (the backend traces it), it builds an expression.
     defp eval_fun(expr, args, state) do
       params = Enum.map(args, &Nx.to_tensor/1)
-      {result, _} = composite_eval(expr, %{state | params: params}, [%{}])
+      trace = Enum.any?(params, &match?(%Nx.Tensor{data: %Expr{}}, &1))
+      {result, _} = composite_eval(expr, %{state | params: params, trace: trace}, [%{}])
       result
     end
 

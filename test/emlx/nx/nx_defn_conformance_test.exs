@@ -23,7 +23,7 @@ defmodule EMLX.Nx.DefnConformanceTest do
       @nx_path nx_path
       @files ~w(nx/defn/kernel_test.exs nx/defn/token_test.exs nx/defn/compiler_test.exs
                 nx/defn/graph_test.exs nx/defn/runtime_call_evaluator_test.exs
-                nx/defn/template_diff_test.exs)
+                nx/defn/template_diff_test.exs nx/vectorize_test.exs)
       test "Nx's defn test files that pass whole with EMLX as the compiler" do
         script = Path.expand("../../../scripts/nx_defn_conformance.exs", __DIR__)
 

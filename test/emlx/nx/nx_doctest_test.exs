@@ -24,8 +24,9 @@ if Code.ensure_loaded?(Nx) do
       # Nx's Cholesky-Banachiewicz with f64-accumulated dots (2.1213205,
       # 0.7071065); LAPACK's potrf gives 2.1213202, 0.7071071.
       cholesky: 1,
-      # Nx's Jacobi eigensolver: eigenvector signs, the basis it picks for a
-      # repeated eigenvalue, and last digits (0.8280672 vs 0.8280673).
+      # Nx's Jacobi eigensolver: the basis it picks for a repeated
+      # eigenvalue, and last digits (0.8280672 vs 0.8280673). The signs agree
+      # (EMLX.Backend.Block signs each eigenvector by its largest component).
       eigh: 2,
       # Through pinv, i.e. Nx's SVD (1.0000005, -2.3841858e-7 for [1, 0]).
       least_squares: 3,
