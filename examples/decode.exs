@@ -4,15 +4,19 @@
 # EMLX.Fast and defn on EMLX.Backend.
 #
 #   NX_PATH=<nx tree>/nx mix run examples/decode.exs [--layers N] [--prompt N] [--gen N]
+#     [--compiler emlx|evaluator]
 #
 # Needs Nx (NX_PATH or deps/nx); weights are deterministic pseudo-random
 # values made at start-up (no downloads). Each layer is one defn, compiled
 # with EMLX when it is the Nx.Defn compiler in this build (else
 # Nx.Defn.Evaluator on EMLX.Backend) and replayed for every layer and step:
 # the cache position and the token positions are tensors, so no step
-# retraces. Prints prefill and decode tokens/s, ms per token and the peak of
-# the engine's memory counters, and checks that the last logits are finite
-# and that a second decode from the same prompt gives the same tokens.
+# retraces. `--compiler evaluator` runs the layers and the head under
+# Nx.Defn.Evaluator on EMLX.Backend even where EMLX is there, to compare the
+# two (the weights are made as before). Prints prefill and decode tokens/s,
+# ms per token and the peak of the engine's memory counters, and checks that
+# the last logits are finite and that a second decode from the same prompt
+# gives the same tokens.
 
 unless Code.ensure_loaded?(Nx) do
   IO.puts(
@@ -166,6 +170,15 @@ defmodule EMLX.Examples.Decode do
       else: Nx.Defn.Evaluator
   end
 
+  defp model_compiler(nil), do: compiler()
+  defp model_compiler("emlx"), do: EMLX
+  defp model_compiler("evaluator"), do: Nx.Defn.Evaluator
+
+  defp model_compiler(other) do
+    IO.puts("--compiler: #{inspect(other)} is not emlx or evaluator")
+    System.halt(1)
+  end
+
   def forward(m, tokens, offset, caches, fns) do
     x = Nx.take(m.embed, tokens) |> Nx.new_axis(0)
     off = Nx.tensor(offset, type: :s32, backend: EMLX.Backend)
@@ -218,13 +231,15 @@ defmodule EMLX.Examples.Decode do
 
   def main(argv) do
     {opts, _, _} =
-      OptionParser.parse(argv, strict: [layers: :integer, prompt: :integer, gen: :integer])
+      OptionParser.parse(argv,
+        strict: [layers: :integer, prompt: :integer, gen: :integer, compiler: :string]
+      )
 
     nlayers = Keyword.get(opts, :layers, 8)
     nprompt = Keyword.get(opts, :prompt, 32)
     ngen = Keyword.get(opts, :gen, 16)
     Nx.default_backend(EMLX.Backend)
-    compiler = compiler()
+    compiler = model_compiler(opts[:compiler])
 
     IO.puts(
       "EMLX decode (Elixir): #{nlayers} layers, hidden #{@hidden}, #{@nq}/#{@nkv} heads of " <>

@@ -94,31 +94,39 @@ int emlx__compile_add_value(emlx_program *p, size_t *cap, emlx_dtype dtype, int 
   return (int)p->nvalues++;
 }
 
-/* The element-operations of one run, as emlx_eval_within counts them: what
- * each step reads and writes, matmul's inner products, control flow's
- * programs (a loop is unbounded). */
+/* The element-operations of one run, as emlx_eval_within counts them: each
+ * step's kernel estimate (emlx__kernel_work: what it reads and writes,
+ * matmul's inner products, control flow's programs; a loop is unbounded); a
+ * fused region as the reads and writes of its inputs and outputs. */
 static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
+
+static int64_t value_size(const value_info *v) {
+  int64_t size = 1;
+  for (int d = 0; d < v->ndim; d++)
+    size = v->shape[d] && size > INT64_MAX / v->shape[d] ? INT64_MAX : size * v->shape[d];
+  return size;
+}
 
 static int64_t program_work(const emlx_program *p) {
   int64_t w = 0;
   for (size_t i = 0; i < p->nsteps; i++) {
     const step *s = &p->steps[i];
-    int64_t base = 0;
-    for (int k = 0; k < s->nin + s->nout; k++) {
-      const value_info *v = &p->vals[k < s->nin ? s->in[k] : s->out[k - s->nin]];
-      int64_t size = 1;
-      for (int d = 0; d < v->ndim; d++)
-        size = v->shape[d] && size > INT64_MAX / v->shape[d] ? INT64_MAX : size * v->shape[d];
-      base = sat_add(base, size);
+    int64_t in = 0, out = 0, widest = 1, in0_last = 1, in1_size = 1;
+    for (int k = 0; k < s->nin; k++) {
+      const value_info *v = &p->vals[s->in[k]];
+      int64_t last = v->ndim > 0 ? v->shape[v->ndim - 1] : 1;
+      in = sat_add(in, value_size(v));
+      widest = last > widest ? last : widest;
+      if (k == 0)
+        in0_last = last;
+      if (k == 1)
+        in1_size = value_size(v);
     }
-    w = sat_add(w, base);
-    if (s->kind == STEP_KERNEL && emlx__prim_holds_programs(s->proto->prim))
-      w = sat_add(w, emlx__control_work(s->proto->params, s->proto->prim));
-    else if (s->kind == STEP_KERNEL && s->proto->prim == EMLX_PRIM_MATMUL && s->nin > 0) {
-      const value_info *a = &p->vals[s->in[0]];
-      int64_t k = a->ndim ? a->shape[a->ndim - 1] : 1;
-      w = sat_add(w, k > 0 && base > INT64_MAX / k ? INT64_MAX : base * k);
-    }
+    for (int k = 0; k < s->nout; k++)
+      out = sat_add(out, value_size(&p->vals[s->out[k]]));
+    w = sat_add(w, s->kind == STEP_KERNEL ? emlx__kernel_work(s->proto->prim, s->proto->params, in,
+                                                               widest, in0_last, in1_size, out)
+                                          : sat_add(in, out));
   }
   return w;
 }

@@ -29,22 +29,14 @@ static int64_t log2_ceil(int64_t n) {
 
 static int64_t last_dim(const emlx_array *a) { return a->ndim > 0 ? a->shape[a->ndim - 1] : 1; }
 
-/* The element-operations of running node, reached through its output via;
- * the caller holds the node's lock (the inputs are stable). */
-static int64_t node_work(const emlx_node *node, const emlx_array *via) {
-  int64_t in = 0, widest = 1;
-  for (int i = 0; i < node->ninputs; i++) {
-    in = sat_add(in, node->inputs[i]->size);
-    if (last_dim(node->inputs[i]) > widest)
-      widest = last_dim(node->inputs[i]);
-  }
-  int64_t out = sat_mul(via->size, node->noutputs);
+int64_t emlx__kernel_work(emlx_prim prim, const void *params, int64_t in, int64_t widest,
+                          int64_t in0_last, int64_t in1_size, int64_t out) {
   int64_t base = sat_add(in, out);
-  switch (node->prim) {
+  switch (prim) {
   case EMLX_PRIM_MATMUL:
-    return sat_add(base, sat_mul(out, node->ninputs > 0 ? last_dim(node->inputs[0]) : 1));
+    return sat_add(base, sat_mul(out, in0_last));
   case EMLX_PRIM_CONV:
-    return sat_add(base, sat_mul(out, node->ninputs > 1 ? node->inputs[1]->size : 1));
+    return sat_add(base, sat_mul(out, in1_size));
   case EMLX_PRIM_WINDOW_REDUCE:
   case EMLX_PRIM_WINDOW_SCATTER:
     return sat_add(base, sat_mul(out, in));
@@ -54,13 +46,28 @@ static int64_t node_work(const emlx_node *node, const emlx_array *via) {
     return sat_mul(base, log2_ceil(sat_add(in, 1)));
   case EMLX_PRIM_WHILE:
   case EMLX_PRIM_COND:
-    return sat_add(base, emlx__control_work(node->params, node->prim));
+    return sat_add(base, emlx__control_work(params, prim));
   default:
     break;
   }
-  if (node->prim >= EMLX_PRIM_CHOLESKY && node->prim <= EMLX_PRIM_PINV)
+  if (prim >= EMLX_PRIM_CHOLESKY && prim <= EMLX_PRIM_PINV)
     return sat_add(base, sat_mul(sat_mul(in, widest), 8));
   return base;
+}
+
+/* The element-operations of running node, reached through its output via;
+ * the caller holds the node's lock (the inputs are stable). */
+static int64_t node_work(const emlx_node *node, const emlx_array *via) {
+  int64_t in = 0, widest = 1;
+  for (int i = 0; i < node->ninputs; i++) {
+    in = sat_add(in, node->inputs[i]->size);
+    if (last_dim(node->inputs[i]) > widest)
+      widest = last_dim(node->inputs[i]);
+  }
+  int64_t in0_last = node->ninputs > 0 ? last_dim(node->inputs[0]) : 1;
+  int64_t in1_size = node->ninputs > 1 ? node->inputs[1]->size : 1;
+  return emlx__kernel_work(node->prim, node->params, in, widest, in0_last, in1_size,
+                           sat_mul(via->size, node->noutputs));
 }
 
 /* The nodes seen so far: a small array, then a map once it is full. */

@@ -257,5 +257,12 @@ int emlx__eval(emlx_array *const *arrays, size_t n);
  * array of *norder; NULL when empty). A node another thread is computing is
  * not expanded. 0, or -1 out of memory (nothing held). */
 int emlx__walk_lazy(emlx_array *const *roots, size_t n, emlx_array ***order, size_t *norder);
+/* The estimated element-operations of one kernel of prim (eval_estimate.c;
+ * emlx_eval_within's and a program's measure): reading `in` input elements
+ * and writing `out` output elements, plus its arithmetic beyond that, from
+ * the widest input's last dimension, input 0's last dimension and input 1's
+ * size (matmul: out * in0_last inner products; conv: out * in1_size; ...). */
+int64_t emlx__kernel_work(emlx_prim prim, const void *params, int64_t in, int64_t widest,
+                          int64_t in0_last, int64_t in1_size, int64_t out);
 
 #endif

@@ -144,6 +144,33 @@ defmodule EMLX.ProgramTest do
     assert values(z) == Enum.map(xs, &(-&1))
   end
 
+  test "a small matmul program runs inline: its work is eval's estimate, not the weights times k" do
+    f32 = {:f, 32}
+    {m, k, n} = {4, 64, 64}
+
+    spec =
+      {[{f32, {m, k}}, {f32, {k, n}}], [{:tensordot, [{:ref, 0}, {:ref, 1}, [1], [0]]}],
+       [{:ref, 2}]}
+
+    p = compile!(spec)
+    # reads m*k + k*n, writes m*n, m*n*k inner products (eval_estimate.c's measure)
+    assert {:ok, %{work: work, steps: 1}} = NIF.program_stats(p)
+    assert work == m * k + k * n + m * n + m * n * k
+    %{max_work: max_work, max_nodes: max_nodes} = EMLX.CommandQueue.inline_limits()
+    assert work <= max_work and max_nodes >= 1
+
+    a = for i <- 0..(m * k - 1), do: rem(i * 7, 13) / 13 - 0.5
+    b = for i <- 0..(k * n - 1), do: rem(i * 5, 11) / 11 - 0.5
+    # within the limits on the default queue: the reply is the call's own return
+    assert {:ok, [y]} =
+             NIF.program_run(p, [tensor(a, {m, k}), tensor(b, {k, n})], queue(), make_ref())
+
+    rows = Enum.chunk_every(a, k)
+    cols = b |> Enum.chunk_every(n) |> Enum.zip_with(& &1)
+    want = for r <- rows, c <- cols, do: Enum.zip_with(r, c, &(&1 * &2)) |> Enum.sum()
+    assert_close(values(y), want, 1.0e-5)
+  end
+
   ## while: sum of i^2 for i < n, and a vector state
 
   defp squares_spec do

@@ -520,6 +520,49 @@ static void test_program_info(void) {
   CHECK_FAILS(emlx_program_get_info(NULL, &info));
 }
 
+/* A program's work is emlx_eval_within's measure of the same graph: a
+ * matmul counts its output elements times the contracted length (a {4, 64} x
+ * {64, 64} product is small work, not 64 times its weight matrix), a sort
+ * its elements times their log. */
+static int tr_mm_sort(void *ctx, emlx_array *const *in, size_t nin, emlx_array **out,
+                      size_t nout) {
+  (void)ctx, (void)nin, (void)nout;
+  out[0] = emlx_matmul(in[0], in[1]);
+  out[1] = emlx_sort(in[0], 1, NULL);
+  return out[0] && out[1] ? 0 : -1;
+}
+
+static void test_work_matches_eval_estimate(void) {
+  enum { WM = 4, WK = 64, WN = 64 };
+  int64_t sa[2] = {WM, WK}, sb[2] = {WK, WN};
+  emlx_template t[2] = {{EMLX_FLOAT32, 2, sa}, {EMLX_FLOAT32, 2, sb}};
+  emlx_program *p = emlx_compile(tr_mm_sort, NULL, t, 2, 2);
+  emlx_program_info info;
+  if (!CHECK_NOT_NULL(p) || !CHECK(emlx_program_get_info(p, &info) == 0)) {
+    emlx_program_release(p);
+    return;
+  }
+  tu_rng r = {21};
+  emlx_array *in[2] = {rand_f32(sa, 2, -1, 1, &r), rand_f32(sb, 2, -1, 1, &r)}, *lazy[2] = {0};
+  CHECK_OK(emlx_eval(in, 2));
+  CHECK_OK(tr_mm_sort(NULL, in, 2, lazy, 2));
+  emlx_work_estimate est = {0, 0};
+  emlx_eval_within(lazy, 2, 1000, INT64_MAX, &est);
+  /* matmul: reads M*K + K*N, writes M*N, M*N*K products; sort: (M*K + M*K) * log2 */
+  int64_t sort_log = 1;
+  while (((int64_t)1 << sort_log) < WM * WK + 1)
+    sort_log++;
+  int64_t want = (WM * WK + WK * WN + WM * WN + (int64_t)WM * WN * WK) + 2 * WM * WK * sort_log;
+  CHECK_MSG(info.steps == 2, "matmul and sort are two steps (got %zu)", info.steps);
+  CHECK_MSG(est.work == want, "eval estimate %lld, want %lld", (long long)est.work,
+            (long long)want);
+  CHECK_MSG(info.work == want, "program work %lld, want %lld (the eval estimate)",
+            (long long)info.work, (long long)want);
+  emlx_release(lazy[0]), emlx_release(lazy[1]);
+  emlx_release(in[0]), emlx_release(in[1]);
+  emlx_program_release(p);
+}
+
 /* out = x * a + x * b with a and b separate scalar constants of equal value
  * (and c of another value, read once): a and b become one constant, so the
  * two products are one common subexpression. */
@@ -1026,6 +1069,7 @@ int main(void) {
   test_multi_output_program();
   test_released_sibling_outputs();
   test_program_info();
+  test_work_matches_eval_estimate();
   test_scalar_merge();
   test_param_differences_not_merged();
   test_errors();
