@@ -359,6 +359,37 @@ static emlx_array *forward(tmp *t, const model *m, cache *c, const int32_t *toke
   return linear(t, xn, &m->lm_head);
 }
 
+/* The quantized path against a dense reference: an activation (the
+ * embedding rows of 4 tokens) times the LM head by emlx_quantized_matmul and
+ * by emlx_matmul with the transposed emlx_dequantize of the same weights.
+ * Returns max |q - dense| / max |dense| (the two differ by the bf16
+ * rounding of the dequantized weights and of the results), or -1. */
+static double check_quantized(const model *m) {
+  tmp *t = calloc(1, sizeof *t);
+  if (!t)
+    return -1;
+  const int32_t toks[4] = {1, 2, 3, 4};
+  int64_t ts[1] = {4};
+  const int perm[2] = {1, 0};
+  emlx_array *x = embed(t, &m->embed, K(t, emlx_from_blob(toks, EMLX_INT32, ts, 1, EMLX_CPU)));
+  emlx_array *q = linear(t, x, &m->lm_head);
+  emlx_array *w = K(t, emlx_dequantize(m->lm_head.q, m->lm_head.scales, m->lm_head.biases, QGROUP,
+                                       QBITS, EMLX_QUANT_AFFINE));
+  emlx_array *d = K(t, emlx_astype(K(t, emlx_matmul(x, K(t, emlx_transpose(w, perm, 2)))),
+                                   EMLX_FLOAT32));
+  emlx_array *qf = K(t, emlx_astype(q, EMLX_FLOAT32));
+  emlx_array *err = K(t, emlx_max(K(t, emlx_abs(K(t, emlx_subtract(qf, d)))), NULL, 0, false));
+  emlx_array *ref = K(t, emlx_max(K(t, emlx_abs(d)), NULL, 0, false));
+  double e = -1, r = 0;
+  if (!t->failed && emlx_item_f64(err, &e) == 0 && emlx_item_f64(ref, &r) == 0 && r > 0)
+    e /= r;
+  else
+    e = -1;
+  tmp_release(t);
+  free(t);
+  return e;
+}
+
 /* Evaluates logits and the caches; returns the greedy next token of the last
  * position (or -1), and with `finite` whether every last logit is finite. */
 static int32_t step_eval(tmp *t, emlx_array *logits, cache *c, int nlayers, int64_t T,
@@ -554,6 +585,14 @@ int main(int argc, char **argv) {
     fprintf(out, "kv cache: updated in place (same buffer every step): %s\n",
             r1.in_place ? "yes" : "no");
     rc = rc || !r1.finite || !same;
+    if (quantized) {
+      double e = check_quantized(&m);
+      bool ok = e >= 0 && e < 2e-2;
+      fprintf(out, "check:   quantized_matmul agrees with dequantize + matmul (LM head): %s "
+              "(max error %.2g of the largest logit)\n",
+              ok ? "yes" : "NO", e);
+      rc = rc || !ok;
+    }
     if (json && !rc)
       printf("{\"impl\": \"emlx\", \"weights\": \"%s\", \"layers\": %ld, \"prompt\": %ld, "
              "\"gen\": %ld, \"threads\": %d, \"simd\": \"%s\", \"init_s\": %.4f, "
