@@ -1,5 +1,5 @@
 /* decode.c — a Llama/Qwen-shaped decoder running prefill and greedy decode on
- * the EMLX C API (`make demo-decode` builds and runs it).
+ * the EMLX C API (`make demo` builds and runs it).
  *
  * The model: 8 layers, hidden 2048, 16 query heads and 4 KV heads of 128
  * (grouped-query attention), a SwiGLU MLP of 5632, vocabulary 32000, RMSNorm
@@ -26,7 +26,8 @@
  * checks itself: the last logits are finite, and a second run from the same
  * prompt decodes the same tokens (greedy decode is deterministic). It also
  * reports whether the KV cache kept its buffer over the decode steps (the
- * update in place).
+ * update in place). With 4-bit weights it also checks the quantized
+ * product against the dense one (the LM head dequantized, emlx_matmul).
  *
  *   emlx_decode [--layers N] [--prompt N] [--gen N] [--threads N]
  *               [--weights q4|bf16] [--json]
