@@ -1,15 +1,22 @@
 /* decode.c — a Llama/Qwen-shaped decoder running prefill and greedy decode on
- * the EMLX C API (`make demo-decode` builds and runs it).
+ * the EMLX C API (`make demo` builds and runs it).
  *
  * The model: 8 layers, hidden 2048, 16 query heads and 4 KV heads of 128
  * (grouped-query attention), a SwiGLU MLP of 5632, vocabulary 32000, RMSNorm
  * before attention and MLP and before the output projection, RoPE
- * (split-half, base 10000). Weights are bfloat16, deterministic pseudo-
- * random values made at start-up (no downloads); activations are bf16, the
- * attention softmax is f32.
+ * (split-half, base 10000). Weights are deterministic pseudo-random values
+ * made at start-up (no downloads), by default quantized as the
+ * mlx-community 4-bit models are (mlx_lm.convert -q): every linear layer,
+ * the LM head and the embedding table in 4-bit affine, group 64, bf16
+ * scales and biases, stored (out, in) and quantized along `in`; the
+ * products run through emlx_quantized_matmul (x @ W^T, W never dequantized
+ * in memory) and the embedding looks up packed rows and dequantizes only
+ * those (MLX's QuantizedEmbedding). The RMSNorm weights stay bf16.
+ * `--weights bf16` keeps every weight dense bf16 ({in, out}, emlx_matmul)
+ * instead. Activations are bf16, the attention softmax is f32.
  *
  * Per layer the fused kernels of emlx/fast.h (rms_norm, rope, swiglu) and
- * bf16 matmuls; attention is one fused node of emlx/fast_attention.h,
+ * the matmuls; attention is one fused node of emlx/fast_attention.h,
  * emlx_kv_cache_sdpa_update, over a preallocated KV cache ({1, KV heads,
  * T_max, 128} per layer): it writes the new rows in place and runs flash
  * attention (causal, grouped-query, K/V never copied) over the valid prefix.
@@ -19,9 +26,14 @@
  * checks itself: the last logits are finite, and a second run from the same
  * prompt decodes the same tokens (greedy decode is deterministic). It also
  * reports whether the KV cache kept its buffer over the decode steps (the
- * update in place).
+ * update in place). With 4-bit weights it also checks the quantized
+ * product against the dense one (the LM head dequantized, emlx_matmul).
  *
  *   emlx_decode [--layers N] [--prompt N] [--gen N] [--threads N]
+ *               [--weights q4|bf16] [--json]
+ *
+ * --json: stdout holds one JSON object (the figures of both runs, for
+ * bench/decode_peers.py); the human-readable lines go to stderr.
  *
  * Exit status 0, or 1 with a message. */
 #include <emlx.h>
@@ -42,13 +54,26 @@
 #define ROPE_BASE 10000.0f
 #define EPS 1e-5f
 
+#define QGROUP 64
+#define QBITS 4
+
+/* A weight matrix: dense bf16 {in, out} (w), or 4-bit affine (q, scales,
+ * biases: {out, in} quantized along in). */
+typedef struct lin {
+  emlx_array *w, *q, *scales, *biases;
+} lin;
+
 typedef struct layer {
-  emlx_array *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *wg, *wu, *wd;
+  emlx_array *attn_norm, *mlp_norm;
+  lin wq, wk, wv, wo, wg, wu, wd;
 } layer;
 
 typedef struct model {
   int nlayers;
-  emlx_array *embed, *final_norm, *lm_head;
+  bool quantized;
+  lin embed; /* {VOCAB, HIDDEN}: a row per token (quantized along HIDDEN) */
+  emlx_array *final_norm;
+  lin lm_head;
   layer *layers;
 } model;
 
@@ -130,49 +155,99 @@ static emlx_array *weight(uint64_t seed, int64_t rows, int64_t cols, float fill)
   return w;
 }
 
-static int model_init(model *m, int nlayers) {
+/* The weight of a linear layer from in to out features: the bf16 {in, out}
+ * of weight(), kept as it is, or (quantized) transposed to {out, in} and
+ * quantized along in (MLX's layout). 0 or -1. */
+static int make_lin(lin *L, bool quantized, uint64_t seed, int64_t in, int64_t out) {
+  emlx_array *w = weight(seed, in, out, 0);
+  if (!w)
+    return -1;
+  if (!quantized) {
+    L->w = w;
+    return 0;
+  }
+  const int perm[2] = {1, 0};
+  emlx_array *wt = emlx_transpose(w, perm, 2);
+  emlx_release(w);
+  if (!wt)
+    return -1;
+  int rc = emlx_quantize(wt, QGROUP, QBITS, EMLX_QUANT_AFFINE, &L->q, &L->scales, &L->biases);
+  emlx_release(wt);
+  if (rc != 0)
+    return -1;
+  emlx_array *outs[3] = {L->q, L->scales, L->biases};
+  return emlx_eval(outs, 3);
+}
+
+/* The embedding table {VOCAB, HIDDEN} (a row per token): bf16, or quantized
+ * along HIDDEN as it is. */
+static int make_embed(lin *E, bool quantized, uint64_t seed) {
+  emlx_array *w = weight(seed, VOCAB, HIDDEN, 0);
+  if (!w)
+    return -1;
+  if (!quantized) {
+    E->w = w;
+    return 0;
+  }
+  int rc = emlx_quantize(w, QGROUP, QBITS, EMLX_QUANT_AFFINE, &E->q, &E->scales, &E->biases);
+  emlx_release(w);
+  if (rc != 0)
+    return -1;
+  emlx_array *outs[3] = {E->q, E->scales, E->biases};
+  return emlx_eval(outs, 3);
+}
+
+static void lin_free(lin *L) {
+  emlx_release(L->w);
+  emlx_release(L->q);
+  emlx_release(L->scales);
+  emlx_release(L->biases);
+}
+
+static int model_init(model *m, int nlayers, bool quantized, bool progress) {
   m->nlayers = nlayers;
+  m->quantized = quantized;
   m->layers = calloc((size_t)nlayers, sizeof(layer));
   if (!m->layers)
     return -1;
   uint64_t seed = 1;
-  m->embed = weight(seed++, VOCAB, HIDDEN, 0);
+  if (make_embed(&m->embed, quantized, seed++) != 0)
+    return -1;
   m->final_norm = weight(seed++, HIDDEN, 1, 1.0f);
-  m->lm_head = weight(seed++, HIDDEN, VOCAB, 0);
-  if (!m->embed || !m->final_norm || !m->lm_head)
+  if (!m->final_norm || make_lin(&m->lm_head, quantized, seed++, HIDDEN, VOCAB) != 0)
     return -1;
   for (int l = 0; l < nlayers; l++) {
     layer *L = &m->layers[l];
     L->attn_norm = weight(seed++, HIDDEN, 1, 1.0f);
-    L->wq = weight(seed++, HIDDEN, NQ * HEAD, 0);
-    L->wk = weight(seed++, HIDDEN, NKV * HEAD, 0);
-    L->wv = weight(seed++, HIDDEN, NKV * HEAD, 0);
-    L->wo = weight(seed++, NQ * HEAD, HIDDEN, 0);
+    if (!L->attn_norm || make_lin(&L->wq, quantized, seed++, HIDDEN, NQ * HEAD) != 0 ||
+        make_lin(&L->wk, quantized, seed++, HIDDEN, NKV * HEAD) != 0 ||
+        make_lin(&L->wv, quantized, seed++, HIDDEN, NKV * HEAD) != 0 ||
+        make_lin(&L->wo, quantized, seed++, NQ * HEAD, HIDDEN) != 0)
+      return -1;
     L->mlp_norm = weight(seed++, HIDDEN, 1, 1.0f);
-    L->wg = weight(seed++, HIDDEN, INTER, 0);
-    L->wu = weight(seed++, HIDDEN, INTER, 0);
-    L->wd = weight(seed++, INTER, HIDDEN, 0);
-    emlx_array *all[9] = {L->attn_norm, L->wq, L->wk, L->wv, L->wo,
-                          L->mlp_norm,  L->wg, L->wu, L->wd};
-    for (int i = 0; i < 9; i++)
-      if (!all[i])
-        return -1;
-    fprintf(stderr, "\rweights: layer %d/%d", l + 1, nlayers);
+    if (!L->mlp_norm || make_lin(&L->wg, quantized, seed++, HIDDEN, INTER) != 0 ||
+        make_lin(&L->wu, quantized, seed++, HIDDEN, INTER) != 0 ||
+        make_lin(&L->wd, quantized, seed++, INTER, HIDDEN) != 0)
+      return -1;
+    if (progress)
+      fprintf(stderr, "\rweights: layer %d/%d", l + 1, nlayers);
   }
-  fprintf(stderr, "\n");
+  if (progress)
+    fprintf(stderr, "\n");
   return 0;
 }
 
 static void model_free(model *m) {
-  emlx_release(m->embed);
+  lin_free(&m->embed);
   emlx_release(m->final_norm);
-  emlx_release(m->lm_head);
+  lin_free(&m->lm_head);
   for (int l = 0; m->layers && l < m->nlayers; l++) {
     layer *L = &m->layers[l];
-    emlx_array *all[9] = {L->attn_norm, L->wq, L->wk, L->wv, L->wo,
-                          L->mlp_norm,  L->wg, L->wu, L->wd};
-    for (int i = 0; i < 9; i++)
-      emlx_release(all[i]);
+    emlx_release(L->attn_norm);
+    emlx_release(L->mlp_norm);
+    lin *all[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->wg, &L->wu, &L->wd};
+    for (int i = 0; i < 7; i++)
+      lin_free(all[i]);
   }
   free(m->layers);
 }
@@ -229,12 +304,34 @@ static emlx_array *attend(tmp *t, emlx_array *q, emlx_array *k, emlx_array *v, e
 }
 
 /* ---- the forward pass -------------------------------------------------------------- */
+/* x @ W: emlx_matmul of the bf16 {in, out}, or emlx_quantized_matmul of the
+ * quantized {out, in} (x @ W^T). */
+static emlx_array *linear(tmp *t, emlx_array *x, const lin *L) {
+  if (L->w)
+    return K(t, emlx_matmul(x, L->w));
+  return K(t, emlx_quantized_matmul(x, L->q, L->scales, L->biases, true, QGROUP, QBITS,
+                                    EMLX_QUANT_AFFINE));
+}
+
+/* The embedding rows of ids {T}: {T, HIDDEN} bf16. Quantized: the packed
+ * rows, their scales and biases taken, then only those dequantized. */
+static emlx_array *embed(tmp *t, const lin *E, emlx_array *ids) {
+  if (E->w)
+    return K(t, emlx_take(E->w, ids, 0, NULL));
+  emlx_array *q = K(t, emlx_take(E->q, ids, 0, NULL));
+  emlx_array *s = K(t, emlx_take(E->scales, ids, 0, NULL));
+  emlx_array *b = K(t, emlx_take(E->biases, ids, 0, NULL));
+  if (t->failed)
+    return NULL;
+  return K(t, emlx_dequantize(q, s, b, QGROUP, QBITS, EMLX_QUANT_AFFINE));
+}
+
 /* Logits {1, T, VOCAB} (bf16) of tokens[0..T) at positions pos.. pos + T. */
 static emlx_array *forward(tmp *t, const model *m, cache *c, const int32_t *tokens, int64_t T,
                            int64_t pos) {
   int64_t ts[1] = {T};
   emlx_array *ids = K(t, emlx_from_blob(tokens, EMLX_INT32, ts, 1, EMLX_CPU));
-  emlx_array *x2 = K(t, emlx_take(m->embed, ids, 0, NULL)); /* {T, HIDDEN} */
+  emlx_array *x2 = embed(t, &m->embed, ids); /* {T, HIDDEN} */
   int64_t xs[3] = {1, T, HIDDEN};
   emlx_array *x = K(t, emlx_reshape(x2, xs, 3));
   const int tr[4] = {0, 2, 1, 3};
@@ -242,9 +339,9 @@ static emlx_array *forward(tmp *t, const model *m, cache *c, const int32_t *toke
     const layer *L = &m->layers[l];
     emlx_array *h = K(t, emlx_fast_rms_norm(x, L->attn_norm, EPS));
     int64_t qs[4] = {1, T, NQ, HEAD}, ks[4] = {1, T, NKV, HEAD};
-    emlx_array *q = K(t, emlx_reshape(K(t, emlx_matmul(h, L->wq)), qs, 4));
-    emlx_array *k = K(t, emlx_reshape(K(t, emlx_matmul(h, L->wk)), ks, 4));
-    emlx_array *v = K(t, emlx_reshape(K(t, emlx_matmul(h, L->wv)), ks, 4));
+    emlx_array *q = K(t, emlx_reshape(linear(t, h, &L->wq), qs, 4));
+    emlx_array *k = K(t, emlx_reshape(linear(t, h, &L->wk), ks, 4));
+    emlx_array *v = K(t, emlx_reshape(linear(t, h, &L->wv), ks, 4));
     /* {1, H, T, HEAD}: rope turns axis -2 (T) by pos + t */
     emlx_array *qt =
         K(t, emlx_fast_rope(K(t, emlx_transpose(q, tr, 4)), HEAD, false, ROPE_BASE, 1.0f, pos));
@@ -253,14 +350,45 @@ static emlx_array *forward(tmp *t, const model *m, cache *c, const int32_t *toke
     emlx_array *vt = K(t, emlx_transpose(v, tr, 4));
     emlx_array *a = attend(t, qt, kt, vt, &c->k[l], &c->v[l], pos, T);
     emlx_array *a2 = K(t, emlx_reshape(K(t, emlx_transpose(a, tr, 4)), xs, 3));
-    emlx_array *x1 = K(t, emlx_add(x, K(t, emlx_matmul(a2, L->wo))));
+    emlx_array *x1 = K(t, emlx_add(x, linear(t, a2, &L->wo)));
     emlx_array *h2 = K(t, emlx_fast_rms_norm(x1, L->mlp_norm, EPS));
-    emlx_array *g = K(t, emlx_matmul(h2, L->wg)), *u = K(t, emlx_matmul(h2, L->wu));
-    emlx_array *mlp = K(t, emlx_matmul(K(t, emlx_fast_swiglu(g, u)), L->wd));
+    emlx_array *g = linear(t, h2, &L->wg), *u = linear(t, h2, &L->wu);
+    emlx_array *mlp = linear(t, K(t, emlx_fast_swiglu(g, u)), &L->wd);
     x = K(t, emlx_add(x1, mlp));
   }
   emlx_array *xn = K(t, emlx_fast_rms_norm(x, m->final_norm, EPS));
-  return K(t, emlx_matmul(xn, m->lm_head));
+  return linear(t, xn, &m->lm_head);
+}
+
+/* The quantized path against a dense reference: an activation (the
+ * embedding rows of 4 tokens) times the LM head by emlx_quantized_matmul and
+ * by emlx_matmul with the transposed emlx_dequantize of the same weights.
+ * Returns max |q - dense| / max |dense| (the two differ by the bf16
+ * rounding of the dequantized weights and of the results), or -1. */
+static double check_quantized(const model *m) {
+  tmp *t = calloc(1, sizeof *t);
+  if (!t)
+    return -1;
+  const int32_t toks[4] = {1, 2, 3, 4};
+  int64_t ts[1] = {4};
+  const int perm[2] = {1, 0};
+  emlx_array *x = embed(t, &m->embed, K(t, emlx_from_blob(toks, EMLX_INT32, ts, 1, EMLX_CPU)));
+  emlx_array *q = linear(t, x, &m->lm_head);
+  emlx_array *w = K(t, emlx_dequantize(m->lm_head.q, m->lm_head.scales, m->lm_head.biases, QGROUP,
+                                       QBITS, EMLX_QUANT_AFFINE));
+  emlx_array *d = K(t, emlx_astype(K(t, emlx_matmul(x, K(t, emlx_transpose(w, perm, 2)))),
+                                   EMLX_FLOAT32));
+  emlx_array *qf = K(t, emlx_astype(q, EMLX_FLOAT32));
+  emlx_array *err = K(t, emlx_max(K(t, emlx_abs(K(t, emlx_subtract(qf, d)))), NULL, 0, false));
+  emlx_array *ref = K(t, emlx_max(K(t, emlx_abs(d)), NULL, 0, false));
+  double e = -1, r = 0;
+  if (!t->failed && emlx_item_f64(err, &e) == 0 && emlx_item_f64(ref, &r) == 0 && r > 0)
+    e /= r;
+  else
+    e = -1;
+  tmp_release(t);
+  free(t);
+  return e;
 }
 
 /* Evaluates logits and the caches; returns the greedy next token of the last
@@ -360,61 +488,122 @@ done:
   return rc;
 }
 
-static long arg_long(int argc, char **argv, const char *name, long dflt) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], name))
-      return strtol(argv[i + 1], NULL, 10);
-  return dflt;
+static int usage(const char *prog) {
+  fprintf(stderr,
+          "usage: %s [--layers 1..64] [--prompt N] [--gen N] [--threads N] "
+          "[--weights q4|bf16] [--json]\n",
+          prog);
+  return 2;
+}
+
+/* A whole decimal number in [lo, hi] -> *v; 0, or -1. */
+static int parse_long(const char *s, long lo, long hi, long *v) {
+  char *end;
+  long x = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || x < lo || x > hi)
+    return -1;
+  *v = x;
+  return 0;
 }
 
 int main(int argc, char **argv) {
-  int nlayers = (int)arg_long(argc, argv, "--layers", 8);
-  int64_t nprompt = arg_long(argc, argv, "--prompt", 128), ngen = arg_long(argc, argv, "--gen", 32);
-  long threads = arg_long(argc, argv, "--threads", 0);
-  if (nlayers < 1 || nlayers > 64 || nprompt < 1 || ngen < 1 || nprompt + ngen > 65536) {
-    fprintf(stderr, "usage: %s [--layers 1..64] [--prompt N] [--gen N] [--threads N]\n", argv[0]);
-    return 2;
+  long nlayers = 8, nprompt = 128, ngen = 32, threads = 0;
+  bool quantized = true, json = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--json")) {
+      json = true;
+      continue;
+    }
+    if (!v)
+      return usage(argv[0]);
+    i++;
+    int bad = 0;
+    if (!strcmp(a, "--layers"))
+      bad = parse_long(v, 1, 64, &nlayers);
+    else if (!strcmp(a, "--prompt"))
+      bad = parse_long(v, 1, 65536, &nprompt);
+    else if (!strcmp(a, "--gen"))
+      bad = parse_long(v, 1, 65536, &ngen);
+    else if (!strcmp(a, "--threads"))
+      bad = parse_long(v, 0, 4096, &threads);
+    else if (!strcmp(a, "--weights") && (!strcmp(v, "q4") || !strcmp(v, "bf16")))
+      quantized = !strcmp(v, "q4");
+    else
+      bad = -1;
+    if (bad)
+      return usage(argv[0]);
   }
+  if (nprompt + ngen > 65536)
+    return usage(argv[0]);
+  /* --json: the object alone on stdout, the report on stderr */
+  FILE *out = json ? stderr : stdout;
   if (threads > 0 && emlx_set_num_threads((int)threads) < 0)
     return fail("threads");
-  printf("model: %d layers, hidden %d, %d/%d heads of %d, MLP %d, vocab %d, bf16 weights\n",
-         nlayers, HIDDEN, NQ, NKV, HEAD, INTER, VOCAB);
-  printf("engine: simd %s, %d threads\n", emlx_simd_level(), emlx_num_threads());
+  const char *wname = quantized ? "4-bit affine (group 64) weights" : "bf16 weights";
+  fprintf(out, "model: %ld layers, hidden %d, %d/%d heads of %d, MLP %d, vocab %d, %s\n", nlayers,
+          HIDDEN, NQ, NKV, HEAD, INTER, VOCAB, wname);
+  fprintf(out, "engine: simd %s, %d threads\n", emlx_simd_level(), emlx_num_threads());
   model m = {0};
   double t0 = now_s();
-  if (model_init(&m, nlayers) != 0) {
+  if (model_init(&m, (int)nlayers, quantized, !json) != 0) {
     model_free(&m);
     return fail("weights");
   }
-  double params = (double)VOCAB * HIDDEN * 2 +
-                  (double)nlayers * ((double)HIDDEN * (NQ + 2 * NKV) * HEAD +
-                                     (double)NQ * HEAD * HIDDEN + 3.0 * HIDDEN * INTER);
-  printf("weights: %.0fM parameters (%.2f GB) made in %.1f s\n", params / 1e6, params * 2 / 1e9,
-         now_s() - t0);
+  double t_init = now_s() - t0;
+  double linear_params = (double)VOCAB * HIDDEN * 2 +
+                         (double)nlayers * ((double)HIDDEN * (NQ + 2 * NKV) * HEAD +
+                                            (double)NQ * HEAD * HIDDEN + 3.0 * HIDDEN * INTER);
+  double norm_params = (double)HIDDEN * (2.0 * (double)nlayers + 1.0);
+  /* q4: half a byte a value plus a bf16 scale and bias per 64 */
+  double bytes_per = quantized ? (double)QBITS / 8.0 + 4.0 / QGROUP : 2.0;
+  double wbytes = linear_params * bytes_per + norm_params * 2.0;
+  fprintf(out, "weights: %.0fM parameters (%.2f GB) made in %.1f s\n",
+          (linear_params + norm_params) / 1e6, wbytes / 1e9, t_init);
   emlx_reset_peak_memory();
   run_result r1 = {0}, r2 = {0};
   r1.tokens = calloc((size_t)ngen, sizeof(int32_t));
   r2.tokens = calloc((size_t)ngen, sizeof(int32_t));
-  int rc = !r1.tokens || !r2.tokens || run(&m, nprompt, ngen, true, &r1) != 0;
+  int rc = !r1.tokens || !r2.tokens || run(&m, nprompt, ngen, !json, &r1) != 0;
   emlx_memory_stats mem = emlx_memory_info();
   if (!rc) {
-    printf("prefill: %lld tokens in %.3f s: %.1f tokens/s\n", (long long)nprompt, r1.prefill_s,
-           (double)nprompt / r1.prefill_s);
-    printf("decode:  %lld tokens in %.3f s: %.2f tokens/s, %.1f ms/token\n", (long long)ngen,
-           r1.decode_s, (double)ngen / r1.decode_s, r1.decode_s * 1e3 / (double)ngen);
-    printf("memory:  peak %.2f GB, active %.2f GB, cache %.2f GB\n", (double)mem.peak_memory / 1e9,
-           (double)mem.active_memory / 1e9, (double)mem.cache_memory / 1e9);
-    printf("tokens:");
+    fprintf(out, "prefill: %ld tokens in %.3f s: %.1f tokens/s\n", nprompt, r1.prefill_s,
+            (double)nprompt / r1.prefill_s);
+    fprintf(out, "decode:  %ld tokens in %.3f s: %.2f tokens/s, %.1f ms/token\n", ngen,
+            r1.decode_s, (double)ngen / r1.decode_s, r1.decode_s * 1e3 / (double)ngen);
+    fprintf(out, "memory:  peak %.2f GB, active %.2f GB, cache %.2f GB\n",
+            (double)mem.peak_memory / 1e9, (double)mem.active_memory / 1e9,
+            (double)mem.cache_memory / 1e9);
+    fprintf(out, "tokens:");
     for (int64_t i = 0; i < ngen && i < 16; i++)
-      printf(" %d", r1.tokens[i]);
-    printf("%s\n", ngen > 16 ? " ..." : "");
+      fprintf(out, " %d", r1.tokens[i]);
+    fprintf(out, "%s\n", ngen > 16 ? " ..." : "");
     /* the checks: finite logits, and the same tokens from a second run */
     rc = run(&m, nprompt, ngen, false, &r2) != 0;
     bool same = !rc && memcmp(r1.tokens, r2.tokens, (size_t)ngen * sizeof(int32_t)) == 0;
-    printf("check:   last logits finite: %s; greedy decode deterministic over two runs: %s\n",
-           r1.finite ? "yes" : "NO", same ? "yes" : "NO");
-    printf("kv cache: updated in place (same buffer every step): %s\n", r1.in_place ? "yes" : "no");
+    fprintf(out, "check:   last logits finite: %s; greedy decode deterministic over two runs: %s\n",
+            r1.finite ? "yes" : "NO", same ? "yes" : "NO");
+    fprintf(out, "kv cache: updated in place (same buffer every step): %s\n",
+            r1.in_place ? "yes" : "no");
     rc = rc || !r1.finite || !same;
+    if (quantized) {
+      double e = check_quantized(&m);
+      bool ok = e >= 0 && e < 2e-2;
+      fprintf(out, "check:   quantized_matmul agrees with dequantize + matmul (LM head): %s "
+              "(max error %.2g of the largest logit)\n",
+              ok ? "yes" : "NO", e);
+      rc = rc || !ok;
+    }
+    if (json && !rc)
+      printf("{\"impl\": \"emlx\", \"weights\": \"%s\", \"layers\": %ld, \"prompt\": %ld, "
+             "\"gen\": %ld, \"threads\": %d, \"simd\": \"%s\", \"init_s\": %.4f, "
+             "\"prefill_s\": [%.6f, %.6f], \"decode_s\": [%.6f, %.6f], "
+             "\"peak_bytes\": %.0f, \"weight_bytes\": %.0f, \"finite\": %s, "
+             "\"deterministic\": %s, \"kv_in_place\": %s}\n",
+             quantized ? "q4" : "bf16", nlayers, nprompt, ngen, emlx_num_threads(),
+             emlx_simd_level(), t_init, r1.prefill_s, r2.prefill_s, r1.decode_s, r2.decode_s,
+             (double)mem.peak_memory, wbytes, r1.finite ? "true" : "false",
+             same ? "true" : "false", r1.in_place ? "true" : "false");
   }
   free(r1.tokens);
   free(r2.tokens);

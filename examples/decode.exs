@@ -1,10 +1,18 @@
 # examples/decode.exs — the Elixir twin of examples/decode.c: a Llama/Qwen-
 # shaped decoder (RMSNorm, RoPE, grouped-query attention over a KV cache,
-# SwiGLU MLP, bf16 weights) running prefill and greedy decode through
-# EMLX.Fast and defn on EMLX.Backend.
+# SwiGLU MLP) running prefill and greedy decode through EMLX.Fast and defn
+# on EMLX.Backend.
 #
 #   NX_PATH=<nx tree>/nx mix run examples/decode.exs [--layers N] [--prompt N] [--gen N]
-#     [--compiler emlx|evaluator]
+#       [--weights q4|bf16] [--compiler emlx|evaluator]
+#
+# Weights, as in the C demo: by default 4-bit affine, group 64 (as the
+# mlx-community 4-bit models: every linear layer, the LM head and the
+# embedding), each made as a bf16 {out, in} matrix and quantized along `in`
+# by EMLX.quantize/2; Nx.dot of an activation with such a weight runs
+# quantized_matmul (x @ W^T), and the embedding takes the packed rows of
+# the tokens and dequantizes only those. `--weights bf16` keeps them dense
+# bf16 {in, out}. The norm weights are bf16 either way.
 #
 # Needs Nx (NX_PATH or deps/nx); weights are deterministic pseudo-random
 # values made at start-up (no downloads). Each layer is one defn, compiled
@@ -67,10 +75,56 @@ defmodule EMLX.Examples.Decode do
     t
   end
 
+  # The weight of a linear layer from `in` to `out` features: dense bf16
+  # {in, out}, or quantized {out, in} (MLX's layout, along `in`).
+  defp linear_weight(in_f, out_f, seed, scale, true),
+    do: weight({out_f, in_f}, seed, scale) |> quantized()
+
+  defp linear_weight(in_f, out_f, seed, scale, false), do: weight({in_f, out_f}, seed, scale)
+
+  # 4-bit affine, group 64, evaluated now (an unevaluated quantization would
+  # keep its bf16 input alive until first use)
+  defp quantized(dense) do
+    q = EMLX.quantize(dense, group_size: 64)
+    c = EMLX.Quantization.config(q)
+    Enum.each([q.data.ref, c.scales, c.biases], &EMLX.eval/1)
+    q
+  end
+
+  # The embedding table {vocab, hidden}: dense, or its packed rows, scales
+  # and biases as three tensors (so that Nx.take can pick a token's rows).
+  defp embedding(true) do
+    q = weight({@vocab, @hidden}, 1, 1.0) |> quantized()
+    c = EMLX.Quantization.config(q)
+    to_nx = &EMLX.Backend.to_nx/1
+    {:quantized, to_nx.(q.data.ref), to_nx.(c.scales), to_nx.(c.biases)}
+  end
+
+  defp embedding(false), do: weight({@vocab, @hidden}, 1, 1.0)
+
+  # x @ W for either form of linear_weight/5 (a quantized tensor's type is
+  # its storage, {:s, 4}).
+  deftransformp linear(x, w) do
+    last = Nx.rank(x) - 1
+
+    case w.type do
+      {:s, 4} -> Nx.dot(x, [last], w, [1])
+      _ -> Nx.dot(x, [last], w, [0])
+    end
+  end
+
+  # The embedding rows of `tokens`, {T, hidden} bf16.
+  def embed({:quantized, q, scales, biases}, tokens) do
+    [q, s, b] = Enum.map([q, scales, biases], &EMLX.Backend.from_nx(Nx.take(&1, tokens)))
+    EMLX.dequantize(q, s, b, 64, 4, "affine") |> EMLX.Backend.to_nx()
+  end
+
+  def embed(table, tokens), do: Nx.take(table, tokens)
+
   defp norm_weight(seed),
     do: weight({@hidden}, seed, 0.2) |> Nx.add(1.0) |> Nx.as_type(:bf16) |> evaluated()
 
-  def model(nlayers) do
+  def model(nlayers, q?) do
     s = 1.0 / :math.sqrt(@hidden)
 
     layers =
@@ -79,21 +133,21 @@ defmodule EMLX.Examples.Decode do
 
         %{
           attn_norm: norm_weight(base),
-          wq: weight({@hidden, @nq * @head}, base + 1, 2 * s),
-          wk: weight({@hidden, @nkv * @head}, base + 2, 2 * s),
-          wv: weight({@hidden, @nkv * @head}, base + 3, 2 * s),
-          wo: weight({@nq * @head, @hidden}, base + 4, 2 * s),
+          wq: linear_weight(@hidden, @nq * @head, base + 1, 2 * s, q?),
+          wk: linear_weight(@hidden, @nkv * @head, base + 2, 2 * s, q?),
+          wv: linear_weight(@hidden, @nkv * @head, base + 3, 2 * s, q?),
+          wo: linear_weight(@nq * @head, @hidden, base + 4, 2 * s, q?),
           mlp_norm: norm_weight(base + 5),
-          wg: weight({@hidden, @inter}, base + 6, 2 * s),
-          wu: weight({@hidden, @inter}, base + 7, 2 * s),
-          wd: weight({@inter, @hidden}, base + 8, 2 / :math.sqrt(@inter))
+          wg: linear_weight(@hidden, @inter, base + 6, 2 * s, q?),
+          wu: linear_weight(@hidden, @inter, base + 7, 2 * s, q?),
+          wd: linear_weight(@inter, @hidden, base + 8, 2 / :math.sqrt(@inter), q?)
         }
       end
 
     %{
-      embed: weight({@vocab, @hidden}, 1, 1.0),
+      embed: embedding(q?),
       final_norm: norm_weight(2),
-      lm_head: weight({@hidden, @vocab}, 3, 2 * s),
+      lm_head: linear_weight(@hidden, @vocab, 3, 2 * s, q?),
       layers: layers
     }
   end
@@ -116,18 +170,18 @@ defmodule EMLX.Examples.Decode do
     h = EMLX.Fast.rms_norm(x, w.attn_norm, @eps)
 
     q =
-      Nx.dot(h, w.wq)
+      linear(h, w.wq)
       |> Nx.reshape({1, t, @nq, @head})
       |> EMLX.Fast.rope_with_positions(@head, false, @rope_base, 1.0, positions)
       |> Nx.transpose(axes: [0, 2, 1, 3])
 
     k =
-      Nx.dot(h, w.wk)
+      linear(h, w.wk)
       |> Nx.reshape({1, t, @nkv, @head})
       |> EMLX.Fast.rope_with_positions(@head, false, @rope_base, 1.0, positions)
       |> Nx.transpose(axes: [0, 2, 1, 3])
 
-    v = Nx.dot(h, w.wv) |> Nx.reshape({1, t, @nkv, @head}) |> Nx.transpose(axes: [0, 2, 1, 3])
+    v = linear(h, w.wv) |> Nx.reshape({1, t, @nkv, @head}) |> Nx.transpose(axes: [0, 2, 1, 3])
 
     k_cache = Nx.put_slice(k_cache, [0, 0, offset, 0], k)
     v_cache = Nx.put_slice(v_cache, [0, 0, offset, 0], v)
@@ -142,10 +196,10 @@ defmodule EMLX.Examples.Decode do
       |> Nx.transpose(axes: [0, 2, 1, 3])
       |> Nx.reshape({1, t, @nq * @head})
 
-    x = x + Nx.dot(attn, w.wo)
+    x = x + linear(attn, w.wo)
 
     h = EMLX.Fast.rms_norm(x, w.mlp_norm, @eps)
-    mlp = EMLX.Fast.swiglu(Nx.dot(h, w.wg), Nx.dot(h, w.wu)) |> Nx.dot(w.wd)
+    mlp = EMLX.Fast.swiglu(linear(h, w.wg), linear(h, w.wu)) |> linear(w.wd)
     {x + mlp, k_cache, v_cache}
   end
 
@@ -157,7 +211,7 @@ defmodule EMLX.Examples.Decode do
     |> Nx.slice_along_axis(t - 1, 1, axis: 1)
     |> Nx.reshape({1, @hidden})
     |> EMLX.Fast.rms_norm(final_norm, @eps)
-    |> Nx.dot(lm_head)
+    |> linear(lm_head)
     |> Nx.reshape({@vocab})
     |> Nx.as_type(:f32)
   end
@@ -180,7 +234,7 @@ defmodule EMLX.Examples.Decode do
   end
 
   def forward(m, tokens, offset, caches, fns) do
-    x = Nx.take(m.embed, tokens) |> Nx.new_axis(0)
+    x = embed(m.embed, tokens) |> Nx.new_axis(0)
     off = Nx.tensor(offset, type: :s32, backend: EMLX.Backend)
 
     {x, caches} =
@@ -200,13 +254,12 @@ defmodule EMLX.Examples.Decode do
     caches = cache(length(m.layers), tmax)
     tokens = Nx.tensor(prompt, type: :s32, backend: EMLX.Backend)
 
-    {t_prefill, {logits, caches}} =
+    # The argmax runs in the engine: only the token id leaves it.
+    {t_prefill, {logits, caches, first}} =
       :timer.tc(fn ->
-        {l, c} = forward(m, tokens, 0, caches, fns)
-        {Nx.backend_copy(l, Nx.BinaryBackend), c}
+        {logits, caches} = forward(m, tokens, 0, caches, fns)
+        {logits, caches, logits |> Nx.argmax() |> Nx.to_number()}
       end)
-
-    first = logits |> Nx.argmax() |> Nx.to_number()
 
     {t_decode, {generated, last_logits}} =
       :timer.tc(fn ->
@@ -214,7 +267,6 @@ defmodule EMLX.Examples.Decode do
           [tok | _] = acc
           tokens = Nx.tensor([tok], type: :s32, backend: EMLX.Backend)
           {logits, caches} = forward(m, tokens, length(prompt) + step - 1, caches, fns)
-          logits = Nx.backend_copy(logits, Nx.BinaryBackend)
           next = logits |> Nx.argmax() |> Nx.to_number()
 
           if progress?,
@@ -232,21 +284,40 @@ defmodule EMLX.Examples.Decode do
   def main(argv) do
     {opts, _, _} =
       OptionParser.parse(argv,
-        strict: [layers: :integer, prompt: :integer, gen: :integer, compiler: :string]
+        strict: [
+          layers: :integer,
+          prompt: :integer,
+          gen: :integer,
+          weights: :string,
+          compiler: :string
+        ]
       )
 
     nlayers = Keyword.get(opts, :layers, 8)
     nprompt = Keyword.get(opts, :prompt, 32)
     ngen = Keyword.get(opts, :gen, 16)
+
+    q? =
+      case Keyword.get(opts, :weights, "q4") do
+        "q4" -> true
+        "bf16" -> false
+        other -> raise ArgumentError, "--weights must be q4 or bf16, got: #{inspect(other)}"
+      end
+
+    wname = if q?, do: "4-bit affine (group 64) weights", else: "bf16 weights"
     Nx.default_backend(EMLX.Backend)
     compiler = model_compiler(opts[:compiler])
 
     IO.puts(
       "EMLX decode (Elixir): #{nlayers} layers, hidden #{@hidden}, #{@nq}/#{@nkv} heads of " <>
-        "#{@head}, MLP #{@inter}, vocab #{@vocab}, bf16 weights; compiler #{inspect(compiler)}"
+        "#{@head}, MLP #{@inter}, vocab #{@vocab}, #{wname}; compiler #{inspect(compiler)}"
     )
 
-    {t_init, m} = :timer.tc(fn -> model(nlayers) end)
+    {t_init, m} = :timer.tc(fn -> model(nlayers, q?) end)
+    # The compile cache keeps each weight program (no inputs) with its
+    # result: dropping them frees the dense weights the quantized ones were
+    # made from (the layer programs are compiled below).
+    EMLX.CompileCache.clear()
     IO.puts("  weights made in #{Float.round(t_init / 1.0e6, 2)} s")
 
     fns = %{
