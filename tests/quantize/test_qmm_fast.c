@@ -136,34 +136,62 @@ static emlx_qmm_desc desc_of(const qmat *q, const float *x, int64_t ldx, int64_t
   return d;
 }
 
+/* Whether the kernel may run the integer decode path for q with M rows (the
+ * path is on, transpose, M <= 8, 4-bit codes or affine 8-bit): it codes x per
+ * group of gs elements in 16 bits, off by at most max|x over the group| /
+ * 65278 an element. */
+static bool g_int_dot = true;
+static bool may_code_x(const qmat *q, int64_t M) {
+  bool fmt = q->mode == EMLX_QMM_AFFINE ? q->bits == 4 || q->bits == 8 : q->mode != EMLX_QMM_MXFP8;
+  return g_int_dot && q->transpose && M <= 8 && fmt;
+}
+
 /* out[m][n] against sum_k x[m][k] W(n, k) in f64, within 1e-5 of sum |x||W|
- * (f32 rounding of the sums; a wrong code, scale or bias is off by far more). */
-static bool check_out(const qmat *q, const float *x, int64_t ldx, const float *out, int64_t ldo,
-                      int64_t M, int64_t N, int64_t K, const char *what) {
+ * (f32 rounding of the sums; a wrong code, scale or bias is off by far more)
+ * plus, where x may be coded (xq), sum_k |W(n, k)| max|x group of k| / 65278
+ * (the most the 16-bit codes of x can move the sum). */
+static bool check_out_q(const qmat *q, const float *x, int64_t ldx, const float *out, int64_t ldo,
+                        int64_t M, int64_t N, int64_t K, bool xq, const char *what) {
   double *wd = malloc((size_t)(N * K) * sizeof(double));
+  double *xmax = malloc((size_t)K * sizeof(double));
   for (int64_t n = 0; n < N; n++)
     for (int64_t k = 0; k < K; k++)
       wd[n * K + k] = ref_w(q, n, k);
   int bad = 0;
-  for (int64_t m = 0; m < M && bad < 3; m++)
+  for (int64_t m = 0; m < M && bad < 3; m++) {
+    for (int64_t k0 = 0; k0 < K; k0 += q->gs) { /* x's group maxima along K */
+      double mx = 0;
+      for (int64_t k = k0; k < k0 + q->gs && k < K; k++)
+        mx = fmax(mx, fabs((double)x[m * ldx + k]));
+      for (int64_t k = k0; k < k0 + q->gs && k < K; k++)
+        xmax[k] = xq ? mx : 0.0;
+    }
     for (int64_t n = 0; n < N && bad < 3; n++) {
-      double s = 0, a = 0;
+      double s = 0, a = 0, c = 0;
       for (int64_t k = 0; k < K; k++) {
         double t = (double)x[m * ldx + k] * wd[n * K + k];
         s += t;
         a += fabs(t);
+        c += fabs(wd[n * K + k]) * xmax[k];
       }
       double got = out[m * ldo + n];
-      if (!(fabs(got - s) <= 1e-5 * a + 1e-30)) {
+      if (!(fabs(got - s) <= 1e-5 * a + c / 65278.0 + 1e-30)) {
         bad++;
         CHECK_MSG(false, "%s: out[%" PRId64 "][%" PRId64 "] = %.9g, reference %.9g (scale %.3g)",
                   what, m, n, got, s, a);
       }
     }
+  }
   free(wd);
+  free(xmax);
   if (!bad)
     CHECK_MSG(true, "%s", what);
   return bad == 0;
+}
+
+static bool check_out(const qmat *q, const float *x, int64_t ldx, const float *out, int64_t ldo,
+                      int64_t M, int64_t N, int64_t K, const char *what) {
+  return check_out_q(q, x, ldx, out, ldo, M, N, K, may_code_x(q, M), what);
 }
 
 static const char *mode_name(int mode) {
@@ -340,7 +368,8 @@ static void gather_case(tu_rng *rng, int mode, int bits, int gs, bool transpose,
     bool all = true;
     for (int64_t i = 0; i < count; i++) {
       int64_t li = use_lhs ? lhs[i] : i, ri = use_rhs ? rhs[i] : i;
-      all &= check_out(&ex[ri], x + li * M * K, K, out + i * M * N, N, M, N, K, what);
+      all &= check_out_q(&ex[ri], x + li * M * K, K, out + i * M * N, N, M, N, K,
+                         may_code_x(&ex[ri], 1), what); /* an expert's rows may be few */
     }
     CHECK_MSG(all, "%s: every output", what);
     /* the sorted hint never changes a result */
@@ -420,7 +449,7 @@ static void test_mlx(void) {
                gs, tr ? "T" : "N", M);
       CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
       /* our reference decoding reproduces MLX's product (f32 sums) ... */
-      check_out(&q, x, K, want, N, M, N, K, what);
+      check_out_q(&q, x, K, want, N, M, N, K, false, what);
       /* ... and so does the kernel */
       check_out(&q, x, K, got, N, M, N, K, what);
     }

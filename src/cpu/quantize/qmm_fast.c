@@ -212,7 +212,8 @@ static void scalar_micro(int64_t kc, const float *ap, const float *bp, float *co
 }
 
 const emlx_qmm_isa emlx_qmm_isa_scalar = {
-    "scalar", 1, SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro, emlx_qmm_dequant_row};
+    "scalar", 1,    SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro, emlx_qmm_dequant_row,
+    NULL,     0,    NULL};
 
 /* ---- driver --------------------------------------------------------------- */
 
@@ -256,6 +257,10 @@ typedef struct run_ctx {
 
 static void decode_t_range(void *vctx, int64_t n0, int64_t n1) {
   const run_ctx *c = vctx;
+  if (c->p->kind >= EMLX_QK_IA4) {
+    c->u->decode_ti(c->p, n0, n1);
+    return;
+  }
   if (c->p->kind != EMLX_QK_GENERIC) {
     c->u->decode_t(c->p, n0, n1);
     return;
@@ -335,6 +340,64 @@ static void prefill_range(void *vctx, int64_t b0, int64_t b1) {
   emlx__scratch_put(bp);
 }
 
+static atomic_bool int_dot_on = true;
+
+bool emlx_cpu_qmm_fast_int_dot(bool on) { return atomic_exchange(&int_dot_on, on); }
+
+/* The integer decode path's x: per row and group of gs elements, the codes
+ * c = round(x / xsc) with xsc = max|x| / 32639 (so |c| <= 32639 and c = 256
+ * * hi + lo with hi, lo int8: lo the low byte as signed, hi = (c - lo) / 256
+ * in -127 .. 127), laid out per chunk of vb bytes of a packed row (vb * ppb
+ * elements): hi of part s (the elements at s, s + ppb, ...) for s < ppb,
+ * then lo of each; elements past K are 0. A code is off x by at most xsc / 2
+ * = max|x| / 65278 of its group. xs: per group, the sum of x (affine) or of
+ * the coded x (e2m1, whose codes carry an offset). false: a group is not
+ * finite, or so small (below 2^-100) that xsc would lose precision; the
+ * caller takes the f32 path. */
+static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs) {
+  const int ppb = p->kind == EMLX_QK_IA8 ? 1 : 2;
+  const int64_t K = p->K, gs = p->gs, G = p->groups, ce = (int64_t)vb * ppb;
+  const int64_t cb = 2 * (int64_t)ppb * vb; /* bytes of xi per chunk */
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  for (int64_t m = 0; m < p->M; m++) {
+    const float *x = p->xr[m];
+    int8_t *d = xi + m * p->xi_row;
+    memset(d, 0, (size_t)p->xi_row);
+    for (int64_t g = 0; g < G; g++) {
+      const float *xg = x + g * gs;
+      float amax = 0.0f;
+      for (int64_t k = 0; k < gs; k++) {
+        float a = xg[k] < 0 ? -xg[k] : xg[k];
+        amax = a > amax ? a : amax;
+      }
+      if (!(amax <= 3.0e38f) || (amax > 0.0f && amax < 0x1p-100f))
+        return false; /* NaN, Inf, or tiny */
+      double inv = amax > 0.0f ? 32639.0 / (double)amax : 0.0, tsum = 0.0;
+      int64_t csum = 0;
+      for (int64_t k = 0; k < gs; k++) {
+        int64_t e = g * gs + k;
+        double v = (double)xg[k] * inv;
+        int32_t c = (int32_t)(v < 0 ? -(int32_t)(0.5 - v) : (int32_t)(v + 0.5));
+        c = c > 32639 ? 32639 : c < -32639 ? -32639 : c;
+        int32_t lo = ((c & 0xff) ^ 0x80) - 0x80, hi = (c - lo) / 256;
+        int8_t *ch = d + e / ce * cb;
+        int64_t j = e % ce / ppb, part = e % ppb;
+        ch[part * vb + j] = (int8_t)hi;
+        ch[(ppb + part) * vb + j] = (int8_t)lo;
+        tsum += (double)xg[k];
+        csum += c;
+      }
+      double sx = (double)amax / 32639.0;
+      xsc[m * p->xs_row + g] = (float)sx;
+      xs[m * p->xs_row + g] = (float)(affine ? tsum : sx * (double)csum);
+    }
+    for (int64_t g = G; g < p->xs_row; g++)
+      xsc[m * p->xs_row + g] = xs[m * p->xs_row + g] = 0.0f;
+  }
+  (void)K;
+  return true;
+}
+
 /* Runs one set-up problem (row pointers filled in). false: out of memory. */
 static bool run_prob(emlx_qmm_prob *p, bool threaded) {
   const emlx_qmm_isa *u = unit();
@@ -343,7 +406,9 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
   p->rlen = p->transpose ? p->K : p->N;
   p->row_bytes = p->rlen * p->bits / 8;
   p->groups = p->rlen / p->gs;
-  p->xp = p->xsum = NULL;
+  p->xp = p->xsum = p->xsc = NULL;
+  p->xi = NULL;
+  p->xi_row = p->xs_row = 0;
   run_ctx c = {p, u, NULL, false};
   int nt = threaded ? emlx_num_threads() : 1;
 
@@ -377,7 +442,33 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
   }
 
   void *prep = NULL;
-  if (p->transpose && p->kind != EMLX_QK_GENERIC) {
+  if (p->transpose && u->ipick && atomic_load(&int_dot_on)) {
+    emlx_qmm_prob ip = *p;
+    int ik = u->ipick(&ip);
+    if (ik != EMLX_QK_GENERIC) {
+      ip.kind = ik;
+      int ppb = ik == EMLX_QK_IA8 ? 1 : 2;
+      ip.xi_row = (p->row_bytes + u->ivb - 1) / u->ivb * (2 * ppb * u->ivb);
+      ip.xs_row = (p->groups + 15) / 16 * 16;
+      size_t n_xi = (size_t)(p->M * ip.xi_row), n_g = (size_t)(p->M * ip.xs_row);
+      prep = emlx__scratch_get(n_xi + 2 * n_g * sizeof(float) + 64);
+      if (!prep)
+        return false;
+      float *xsc = (float *)((char *)prep + (n_xi + 63) / 64 * 64), *xs = xsc + n_g;
+      if (prep_int(&ip, u->ivb, prep, xsc, xs)) {
+        ip.xi = prep;
+        ip.xsc = xsc;
+        ip.xsum = xs;
+        *p = ip;
+      } else {
+        emlx__scratch_put(prep);
+        prep = NULL;
+      }
+    }
+  }
+  if (prep) {
+    /* the integer path: x prepared above */
+  } else if (p->transpose && p->kind != EMLX_QK_GENERIC) {
     int ppb = split_ppb(p->kind), vl = u->vl;
     int64_t chunk = (int64_t)vl * ppb;
     size_t n_xp = (size_t)(p->M * p->K), n_xs = (size_t)(p->M * p->groups);

@@ -99,6 +99,15 @@ typedef struct emlx_qmm_prob {
   int kind;          /* EMLX_QK_*: the unit's in-register decoder, or generic */
   const float *xp;   /* decode path, transpose: M x K, x permuted to the unit's lane order */
   const float *xsum; /* decode path, transpose, affine: M x groups sums of x per group */
+  /* integer decode path (kinds EMLX_QK_I*): x per group as 16-bit codes
+   * x ~ xsc * (256 * hi + lo), hi and lo int8, in the unit's chunk order (see
+   * qmm_fast.c, prep_int); xsum then holds, per group, the sum of x (affine)
+   * or the sum of the coded x, xsc * sum(256 * hi + lo) (e2m1). */
+  const int8_t *xi;
+  const float *xsc;
+  int64_t xi_row; /* bytes of xi per x row */
+  int64_t pf_rows; /* integer decode path: rows ahead to prefetch */
+  int64_t xs_row; /* floats of xsc (and xsum) per x row: groups rounded up to 16, zeros past */
 } emlx_qmm_prob;
 
 /* In-register decoders of the per-ISA units. */
@@ -109,6 +118,10 @@ enum {
   EMLX_QK_A8,      /* affine 8-bit */
   EMLX_QK_F8,      /* e4m3 */
   EMLX_QK_A2,      /* affine 2-bit, four lanes sets */
+  /* integer dot products (u8 codes times the int8 halves of 16-bit x codes) */
+  EMLX_QK_IA4, /* affine 4-bit: nibble codes */
+  EMLX_QK_IF4, /* e2m1: 2 * value + 12, in 0 .. 24 */
+  EMLX_QK_IA8, /* affine 8-bit: byte codes */
 };
 
 /* Scales of packed row r, groups [g0, g0 + n), to f32 times p->smul. */
@@ -134,7 +147,18 @@ typedef struct emlx_qmm_isa {
                 int nv, bool first);
   /* emlx_qmm_dequant_row through the unit's decoder (p->kind, p->smul). */
   void (*dequant)(const emlx_qmm_prob *p, int64_t r, int64_t e0, int64_t e1, float *dst);
+  /* Integer decode path (transpose), or NULL. ipick: the EMLX_QK_I* kind for
+   * p (setting p->smul), or EMLX_QK_GENERIC; ivb: bytes of its int vectors
+   * (the chunk of the prepared x); decode_ti: like decode_t, reading p->xi. */
+  int (*ipick)(emlx_qmm_prob *p);
+  int ivb;
+  void (*decode_ti)(const emlx_qmm_prob *p, int64_t n0, int64_t n1);
 } emlx_qmm_isa;
+
+/* Tests: turns the integer decode path off (false) or back on (true, the
+ * default); returns the previous setting. Not thread-safe: call it while
+ * no quantized matmul runs. */
+bool emlx_cpu_qmm_fast_int_dot(bool on);
 
 extern const emlx_qmm_isa emlx_qmm_isa_scalar, emlx_qmm_isa_avx2, emlx_qmm_isa_avx512;
 
