@@ -306,6 +306,99 @@ static void test_rejects(void) {
   free_qmat(&q);
 }
 
+/* ---- the integer decode path ----------------------------------------------------
+ * transpose, M <= 8, 4-bit codes and affine 8-bit: x coded in 16 bits per
+ * group. Rows of every length (whole int vectors of the unit or a partial
+ * last one), more groups than one scale chunk (128), rows enough for the
+ * prefetch to look ahead; then x that the path must not code. */
+
+static void test_int_dot(void) {
+  tu_rng rng = {1615};
+  struct {
+    int mode, bits, gs;
+    emlx_dtype sdt;
+  } f[] = {{EMLX_QMM_AFFINE, 4, 32, EMLX_FLOAT32},  {EMLX_QMM_AFFINE, 4, 64, EMLX_BFLOAT16},
+           {EMLX_QMM_AFFINE, 4, 128, EMLX_FLOAT16}, {EMLX_QMM_AFFINE, 8, 32, EMLX_FLOAT32},
+           {EMLX_QMM_AFFINE, 8, 64, EMLX_FLOAT16},  {EMLX_QMM_AFFINE, 8, 128, EMLX_BFLOAT16},
+           {EMLX_QMM_MXFP4, 4, 32, EMLX_UINT8},     {EMLX_QMM_NVFP4, 4, 16, EMLX_UINT8}};
+  static const int64_t Ks[] = {4, 8, 9, 16, 150}; /* in groups */
+  static const int64_t Ms[] = {1, 2, 3, 5, 8};
+  for (int fi = 0; fi < 8; fi++)
+    for (int ki = 0; ki < 5; ki++) {
+      int64_t K = Ks[ki] * f[fi].gs, N = ki == 4 ? 9 : 23 + ki;
+      run_case(&rng, f[fi].mode, f[fi].bits, f[fi].gs, true, f[fi].sdt, Ms[ki], N, K, ki == 2,
+               ki % 2 == 1);
+    }
+  /* a tall W: the prefetch runs ahead of the rows, then stops at the end */
+  emlx_set_num_threads(2);
+  run_case(&rng, EMLX_QMM_AFFINE, 4, 64, true, EMLX_FLOAT32, 1, 700, 256, true, false);
+  run_case(&rng, EMLX_QMM_MXFP4, 4, 32, true, EMLX_UINT8, 2, 333, 512, false, false);
+  emlx_set_num_threads(1);
+}
+
+/* x with a huge element in one group: each group is coded on its own scale
+ * (one scale for the row would move the small groups far past their bound). */
+static void test_int_dot_outliers(void) {
+  tu_rng rng = {77};
+  for (int f = 0; f < 3; f++) {
+    int mode = f == 2 ? EMLX_QMM_MXFP4 : EMLX_QMM_AFFINE, bits = f == 1 ? 8 : 4, gs = f == 2 ? 32 : 64;
+    emlx_dtype sdt = mode == EMLX_QMM_AFFINE ? EMLX_FLOAT32 : EMLX_UINT8;
+    int64_t M = 2, N = 19, K = 8 * gs;
+    qmat q = make_qmat(&rng, mode, bits, gs, true, sdt, N, K);
+    float *x = malloc((size_t)(M * K) * sizeof(float)), *out = malloc((size_t)(M * N) * 4);
+    for (int64_t i = 0; i < M * K; i++)
+      x[i] = (float)tu_uniform(&rng, -1.0, 1.0);
+    x[3] = 3000.0f, x[K + 5 * gs + 1] = -2500.0f;
+    emlx_qmm_desc d = desc_of(&q, x, K, M, N, K, out, N, false);
+    char what[64];
+    snprintf(what, sizeof what, "int dot outliers %s b%d", mode_name(mode), bits);
+    CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
+    check_out(&q, x, K, out, N, M, N, K, what);
+    free(x), free(out), free_qmat(&q);
+  }
+}
+
+/* x that 16-bit codes cannot carry: NaN or Inf in a row (its outputs NaN or
+ * Inf, the other rows right), or groups below 2^-100 (f32 accuracy kept). */
+static void test_int_dot_nonfinite(void) {
+  tu_rng rng = {404};
+  int64_t M = 3, N = 21, K = 256;
+  for (int f = 0; f < 2; f++) {
+    int mode = f ? EMLX_QMM_MXFP4 : EMLX_QMM_AFFINE, gs = f ? 32 : 64;
+    qmat q = make_qmat(&rng, mode, 4, gs, true, f ? EMLX_UINT8 : EMLX_FLOAT32, N, K);
+    float *x = malloc((size_t)(M * K) * sizeof(float)), *out = malloc((size_t)(M * N) * 4);
+    for (int pass = 0; pass < 3; pass++) {
+      for (int64_t i = 0; i < M * K; i++)
+        x[i] = (float)tu_uniform(&rng, -1.0, 1.0);
+      if (pass == 0)
+        x[K + 70] = NAN;
+      else if (pass == 1)
+        x[K + 70] = INFINITY;
+      else
+        for (int64_t k = 0; k < K; k++)
+          x[K + k] *= 1e-33f; /* row 1 tiny */
+      emlx_qmm_desc d = desc_of(&q, x, K, M, N, K, out, N, false);
+      char what[80];
+      snprintf(what, sizeof what, "int dot %s x %s", mode_name(mode),
+               pass == 0   ? "NaN"
+               : pass == 1 ? "Inf"
+                           : "tiny");
+      CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
+      if (pass < 2) {
+        bool nonfinite = true;
+        for (int64_t n = 0; n < N; n++)
+          nonfinite &= !isfinite(out[N + n]);
+        CHECK_MSG(nonfinite, "%s: the row with it is not finite", what);
+        check_out(&q, x, K, out, N, 1, N, K, what);                   /* row 0 */
+        check_out(&q, x + 2 * K, K, out + 2 * N, N, 1, N, K, what); /* row 2 */
+      } else {
+        check_out_q(&q, x, K, out, N, M, N, K, false, what); /* f32 accuracy throughout */
+      }
+    }
+    free(x), free(out), free_qmat(&q);
+  }
+}
+
 /* ---- gather_qmm ---------------------------------------------------------------- */
 
 static void gather_case(tu_rng *rng, int mode, int bits, int gs, bool transpose, int64_t E,
@@ -464,7 +557,18 @@ int main(void) {
   test_rejects();
   test_formats();
   test_threads();
+  test_int_dot();
+  test_int_dot_outliers();
+  test_int_dot_nonfinite();
   test_gather();
   test_mlx();
+  /* the f32 decode kernels, which the integer path otherwise takes over */
+  g_int_dot = false;
+  emlx_cpu_qmm_fast_int_dot(false);
+  test_formats();
+  test_threads();
+  test_int_dot();
+  test_gather();
+  emlx_cpu_qmm_fast_int_dot(true);
   return tu_finish();
 }

@@ -368,10 +368,12 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
       float amax = 0.0f;
       for (int64_t k = 0; k < gs; k++) {
         float a = xg[k] < 0 ? -xg[k] : xg[k];
+        if (!(a <= 3.0e38f))
+          return false; /* NaN or Inf */
         amax = a > amax ? a : amax;
       }
-      if (!(amax <= 3.0e38f) || (amax > 0.0f && amax < 0x1p-100f))
-        return false; /* NaN, Inf, or tiny */
+      if (amax > 0.0f && amax < 0x1p-100f)
+        return false; /* tiny */
       double inv = amax > 0.0f ? 32639.0 / (double)amax : 0.0, tsum = 0.0;
       int64_t csum = 0;
       for (int64_t k = 0; k < gs; k++) {
