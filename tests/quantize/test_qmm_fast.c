@@ -175,7 +175,7 @@ static bool check_out_q(const qmat *q, const float *x, int64_t ldx, const float 
         c += fabs(wd[n * K + k]) * xmax[k];
       }
       double got = out[m * ldo + n];
-      if (!(fabs(got - s) <= 1e-5 * a + c / 65278.0 + 1e-30)) {
+      if (!(fabs(got - s) <= 1e-5 * a + c / 65278.0 + 1e-300)) {
         bad++;
         CHECK_MSG(false, "%s: out[%" PRId64 "][%" PRId64 "] = %.9g, reference %.9g (scale %.3g)",
                   what, m, n, got, s, a);
