@@ -138,8 +138,8 @@ static emlx_qmm_desc desc_of(const qmat *q, const float *x, int64_t ldx, int64_t
 
 /* Whether the kernel may run the integer decode path for q with M rows (the
  * path is on, transpose, M <= 8, 4-bit codes or affine 8-bit): it codes x per
- * group of gs elements in 16 bits, off by at most max|x over the group| /
- * 65278 an element. */
+ * group of gs elements in 24 bits, off by at most max|x over the group| /
+ * 16711422 an element (about f32's own rounding). */
 static bool g_int_dot = true;
 static bool may_code_x(const qmat *q, int64_t M) {
   bool fmt = q->mode == EMLX_QMM_AFFINE ? q->bits == 4 || q->bits == 8 : q->mode != EMLX_QMM_MXFP8;
@@ -148,8 +148,8 @@ static bool may_code_x(const qmat *q, int64_t M) {
 
 /* out[m][n] against sum_k x[m][k] W(n, k) in f64, within 1e-5 of sum |x||W|
  * (f32 rounding of the sums; a wrong code, scale or bias is off by far more)
- * plus, where x may be coded (xq), sum_k |W(n, k)| max|x group of k| / 65278
- * (the most the 16-bit codes of x can move the sum). */
+ * plus, where x may be coded (xq), sum_k |W(n, k)| max|x group of k| /
+ * 16711422 (the most the 24-bit codes of x can move the sum). */
 static bool check_out_q(const qmat *q, const float *x, int64_t ldx, const float *out, int64_t ldo,
                         int64_t M, int64_t N, int64_t K, bool xq, const char *what) {
   double *wd = malloc((size_t)(N * K) * sizeof(double));
@@ -175,7 +175,7 @@ static bool check_out_q(const qmat *q, const float *x, int64_t ldx, const float 
         c += fabs(wd[n * K + k]) * xmax[k];
       }
       double got = out[m * ldo + n];
-      if (!(fabs(got - s) <= 1e-5 * a + c / 65278.0 + 1e-300)) {
+      if (!(fabs(got - s) <= 1e-5 * a + c / 16711422.0 + 1e-300)) {
         bad++;
         CHECK_MSG(false, "%s: out[%" PRId64 "][%" PRId64 "] = %.9g, reference %.9g (scale %.3g)",
                   what, m, n, got, s, a);
@@ -367,7 +367,7 @@ static void test_int_dot_outliers(void) {
   }
 }
 
-/* x that 16-bit codes cannot carry: NaN or Inf in a row (its outputs NaN or
+/* x that 24-bit codes cannot carry: NaN or Inf in a row (its outputs NaN or
  * Inf, the other rows right), or groups below 2^-100 (f32 accuracy kept). */
 static void test_int_dot_nonfinite(void) {
   tu_rng rng = {404};
@@ -385,7 +385,7 @@ static void test_int_dot_nonfinite(void) {
         x[K + 70] = INFINITY;
       else
         for (int64_t k = 0; k < K; k++)
-          x[K + k] *= 1e-36f; /* row 1 tiny: its 16-bit scale would be subnormal */
+          x[K + k] *= 1e-36f; /* row 1 tiny: its code scale would be subnormal */
       emlx_qmm_desc d = desc_of(&q, x, K, M, N, K, out, N, false);
       char what[80];
       snprintf(what, sizeof what, "int dot %s x %s", mode_name(mode),

@@ -345,19 +345,21 @@ static atomic_bool int_dot_on = true;
 bool emlx_cpu_qmm_fast_int_dot(bool on) { return atomic_exchange(&int_dot_on, on); }
 
 /* The integer decode path's x: per row and group of gs elements, the codes
- * c = round(x / xsc) with xsc = max|x| / 32639 (so |c| <= 32639 and c = 256
- * * hi + lo with hi, lo int8: lo the low byte as signed, hi = (c - lo) / 256
- * in -127 .. 127), laid out per chunk of vb bytes of a packed row (vb * ppb
- * elements): hi of part s (the elements at s, s + ppb, ...) for s < ppb,
- * then lo of each; elements past K are 0. A code is off x by at most xsc / 2
- * = max|x| / 65278 of its group. xs: per group, the sum of x (affine) or of
- * the coded x (e2m1, whose codes carry an offset). false: a group is not
- * finite, or so small (below 2^-100) that xsc would lose precision; the
- * caller takes the f32 path. */
+ * c = round(x / xsc) with xsc = max|x| / QI_C, QI_C = 8355711, so that c =
+ * 65536 * h + 256 * m + l with h, m, l int8 (l the low byte as signed, then
+ * m likewise of (c - l) / 256, h the rest, in -127 .. 127), laid out per
+ * chunk of vb bytes of a packed row (vb * ppb elements): h of part s (the
+ * elements at s, s + ppb, ...) for s < ppb, then m of each, then l; elements
+ * past K are 0. A code is off x by at most xsc / 2 = max|x| / 16711422 of
+ * its group (about 2^-24, f32's own rounding of it). xs: per group, the sum
+ * of x (affine) or of the coded x (e2m1, whose codes carry an offset).
+ * false: a group is not finite, or so small (below 2^-100) that xsc would
+ * be subnormal; the caller takes the f32 path. */
+#define QI_C 8355711 /* 32639 * 256 + 127 */
 static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs) {
   const int ppb = p->kind == EMLX_QK_IA8 ? 1 : 2;
   const int64_t K = p->K, gs = p->gs, G = p->groups, ce = (int64_t)vb * ppb;
-  const int64_t cb = 2 * (int64_t)ppb * vb; /* bytes of xi per chunk */
+  const int64_t cb = 3 * (int64_t)ppb * vb; /* bytes of xi per chunk */
   const bool affine = p->mode == EMLX_QMM_AFFINE;
   for (int64_t m = 0; m < p->M; m++) {
     const float *x = p->xr[m];
@@ -374,22 +376,24 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
       }
       if (amax > 0.0f && amax < 0x1p-100f)
         return false; /* tiny */
-      double inv = amax > 0.0f ? 32639.0 / (double)amax : 0.0, tsum = 0.0;
+      double inv = amax > 0.0f ? QI_C / (double)amax : 0.0, tsum = 0.0;
       int64_t csum = 0;
       for (int64_t k = 0; k < gs; k++) {
         int64_t e = g * gs + k;
         double v = (double)xg[k] * inv;
         int32_t c = (int32_t)(v < 0 ? -(int32_t)(0.5 - v) : (int32_t)(v + 0.5));
-        c = c > 32639 ? 32639 : c < -32639 ? -32639 : c;
-        int32_t lo = ((c & 0xff) ^ 0x80) - 0x80, hi = (c - lo) / 256;
+        c = c > QI_C ? QI_C : c < -QI_C ? -QI_C : c;
+        int32_t l = ((c & 0xff) ^ 0x80) - 0x80, c1 = (c - l) / 256;
+        int32_t m8 = ((c1 & 0xff) ^ 0x80) - 0x80, h = (c1 - m8) / 256;
         int8_t *ch = d + e / ce * cb;
         int64_t j = e % ce / ppb, part = e % ppb;
-        ch[part * vb + j] = (int8_t)hi;
-        ch[(ppb + part) * vb + j] = (int8_t)lo;
+        ch[part * vb + j] = (int8_t)h;
+        ch[(ppb + part) * vb + j] = (int8_t)m8;
+        ch[(2 * ppb + part) * vb + j] = (int8_t)l;
         tsum += (double)xg[k];
         csum += c;
       }
-      double sx = (double)amax / 32639.0;
+      double sx = (double)amax / QI_C;
       xsc[m * p->xs_row + g] = (float)sx;
       xs[m * p->xs_row + g] = (float)(affine ? tsum : sx * (double)csum);
     }
@@ -450,7 +454,7 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
     if (ik != EMLX_QK_GENERIC) {
       ip.kind = ik;
       int ppb = ik == EMLX_QK_IA8 ? 1 : 2;
-      ip.xi_row = (p->row_bytes + u->ivb - 1) / u->ivb * (2 * ppb * u->ivb);
+      ip.xi_row = (p->row_bytes + u->ivb - 1) / u->ivb * (3 * ppb * u->ivb);
       ip.xs_row = (p->groups + 15) / 16 * 16;
       size_t n_xi = (size_t)(p->M * ip.xi_row), n_g = (size_t)(p->M * ip.xs_row);
       prep = emlx__scratch_get(n_xi + 2 * n_g * sizeof(float) + 64);

@@ -99,10 +99,10 @@ typedef struct emlx_qmm_prob {
   int kind;          /* EMLX_QK_*: the unit's in-register decoder, or generic */
   const float *xp;   /* decode path, transpose: M x K, x permuted to the unit's lane order */
   const float *xsum; /* decode path, transpose, affine: M x groups sums of x per group */
-  /* integer decode path (kinds EMLX_QK_I*): x per group as 16-bit codes
-   * x ~ xsc * (256 * hi + lo), hi and lo int8, in the unit's chunk order (see
-   * qmm_fast.c, prep_int); xsum then holds, per group, the sum of x (affine)
-   * or the sum of the coded x, xsc * sum(256 * hi + lo) (e2m1). */
+  /* integer decode path (kinds EMLX_QK_I*): x per group as 24-bit codes
+   * x ~ xsc * (65536 * h + 256 * m + l), h, m, l int8, in the unit's chunk
+   * order (see qmm_fast.c, prep_int); xsum then holds, per group, the sum of
+   * x (affine) or the sum of the coded x (e2m1). */
   const int8_t *xi;
   const float *xsc;
   int64_t xi_row; /* bytes of xi per x row */
@@ -118,7 +118,7 @@ enum {
   EMLX_QK_A8,      /* affine 8-bit */
   EMLX_QK_F8,      /* e4m3 */
   EMLX_QK_A2,      /* affine 2-bit, four lanes sets */
-  /* integer dot products (u8 codes times the int8 halves of 16-bit x codes) */
+  /* integer dot products (u8 codes times the int8 parts of 24-bit x codes) */
   EMLX_QK_IA4, /* affine 4-bit: nibble codes */
   EMLX_QK_IF4, /* e2m1: 2 * value + 12, in 0 .. 24 */
   EMLX_QK_IA8, /* affine 8-bit: byte codes */

@@ -211,13 +211,15 @@ static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
 
 #ifdef QI_VB
 /* ---- decode path, transpose, integer dot products ---------------------------
- * Codes as u8 (nibbles, or 2 * e2m1 + 12) times x as 16-bit codes per group,
- * x ~ xsc * (256 * hi + lo), in int32 lanes: a lane of a chunk covers 4 code
- * bytes of one group, so per chunk each lane's exact integer sum, scaled by
- * its group's scale * xsc, goes into f32. Biases (affine) and the offset 12
- * (e2m1) act through the per-group sums of x. A chunk is QI_VB bytes of a
- * packed row; the prepared x holds per chunk hi of part 0 .. ppb - 1, then
- * lo of each (part s: the codes at s, s + ppb, ...: low / high nibbles). */
+ * Codes as u8 (nibbles, or 2 * e2m1 + 12) times x as 24-bit codes per group,
+ * x ~ xsc * (65536 * h + 256 * m + l), h, m, l int8, in int32 lanes: a lane
+ * of a chunk covers 4 code bytes of one group, so per chunk each lane's
+ * exact integer sum, scaled by its group's scale * xsc, goes into f32 (4-bit
+ * codes: |sum| < 2^31 whole; 8-bit: the h part on its own). Biases (affine)
+ * and the offset 12 (e2m1) act through the per-group sums of x. A chunk is
+ * QI_VB bytes of a packed row; the prepared x holds per chunk h of part 0 ..
+ * ppb - 1, then m of each, then l (part s: the codes at s, s + ppb, ...: the
+ * low / high nibbles). */
 
 #define QI_VL (QI_VB / 4) /* int32 lanes: also the groups one scale vector holds */
 #define QI_GC 128         /* groups of scales converted to f32 at a time */
@@ -267,10 +269,10 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   }
   const vi m4 = qi_set1_8(0x0f);
   const vi lut = qi_f4_lut();
-  vf acc[4][4], bacc[4][4];
+  vf acc[4][4], bacc[4][4], hacc[4][4]; /* hacc: the h parts of 8-bit codes, / 65536 */
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
-      acc[r][i] = bacc[r][i] = qf_zero();
+      acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero();
   float sb[4][QI_GC], bb[4][QI_GC]; /* f32 scales (and biases) of QI_GC groups */
   for (int64_t g0 = 0; g0 < G; g0 += QI_VL) {
     const int ng = (int)(G - g0 < QI_VL ? G - g0 : QI_VL);
@@ -323,24 +325,32 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
           }
         }
       }
-      const int64_t xo = b / QI_VB * (2 * ppb * QI_VB);
+      const int64_t xo = b / QI_VB * (3 * ppb * QI_VB);
       for (int i = 0; i < MB; i++) {
         const int8_t *x = xq[i] + xo;
         for (int r = 0; r < NR; r++) {
-          vi hi = qi_dot(qi_zero(), w[r][0], x);
+          const vf sc = qi_perm(idx, cs[r][i]);
+          vi h = qi_dot(qi_zero(), w[r][0], x);
           if (ppb == 2)
-            hi = qi_dot(hi, w[r][1], x + QI_VB);
-          vi lo = qi_dot(qi_slli8(hi), w[r][0], x + ppb * QI_VB);
+            h = qi_dot(h, w[r][1], x + QI_VB);
+          vi ml = qi_dot(ppb == 2 ? qi_slli8(h) : qi_zero(), w[r][0], x + ppb * QI_VB);
           if (ppb == 2)
-            lo = qi_dot(lo, w[r][1], x + 3 * QI_VB);
-          acc[r][i] = qf_fma(qi_cvt(lo), qi_perm(idx, cs[r][i]), acc[r][i]);
+            ml = qi_dot(ml, w[r][1], x + 3 * QI_VB);
+          ml = qi_dot(qi_slli8(ml), w[r][0], x + 2 * ppb * QI_VB);
+          if (ppb == 2)
+            ml = qi_dot(ml, w[r][1], x + 5 * QI_VB);
+          acc[r][i] = qf_fma(qi_cvt(ml), sc, acc[r][i]);
+          if (ppb == 1) /* 8-bit codes: h * 65536 would not fit in int32 */
+            hacc[r][i] = qf_fma(qi_cvt(h), sc, hacc[r][i]);
         }
       }
     }
   }
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
-      p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) + qf_hsum(bacc[r][i]);
+      p->orow[m0 + i][n + r] =
+          qf_hsum(acc[r][i]) + (ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i]) : 0.0f) +
+          qf_hsum(bacc[r][i]);
 }
 
 #define QI_DT_SHAPE(kind, name, NRv, MBv)                                                          \
