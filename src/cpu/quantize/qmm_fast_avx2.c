@@ -100,6 +100,11 @@ static inline vi qi_f4_lut(void) { /* 2 * e2m1 + 12 */
   return _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0, 12, 13, 14, 15,
                           16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
 }
+static inline vf qi_e8m0(const uint8_t *s) {
+  __m256i e = _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)s)), 23);
+  __m256i z = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(e, _mm256_set1_epi32(0x00400000), z));
+}
 static inline vi qi_dot(vi acc, vi w, const int8_t *x) {
   __m256i pr = _mm256_maddubs_epi16(w, _mm256_loadu_si256((const __m256i *)x));
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pr, _mm256_set1_epi16(1)));

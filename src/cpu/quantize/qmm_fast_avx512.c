@@ -96,6 +96,11 @@ static inline vi qi_f4_lut(void) { /* 2 * e2m1 + 12 */
   return _mm512_broadcast_i32x4(
       _mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
 }
+static inline vf qi_e8m0(const uint8_t *s) {
+  __m512i e = _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)s)), 23);
+  __mmask16 z = _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
+  return _mm512_castsi512_ps(_mm512_mask_mov_epi32(e, z, _mm512_set1_epi32(0x00400000)));
+}
 static inline QI_TARGET vi qi_dot(vi acc, vi w, const int8_t *x) {
   return _mm512_dpbusd_epi32(acc, w, _mm512_loadu_si512(x));
 }

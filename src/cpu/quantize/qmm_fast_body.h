@@ -21,7 +21,8 @@
  * qi_set1_8, qi_shuf (a 16-entry byte table per 128 bits), qi_slli8,
  * qi_cvt (int32 lanes to vf), qi_dot(acc, w, x): acc + per int32 lane the
  * sum of 4 products of u8 w and int8 x bytes (x from memory), qi_idx(off,
- * sh): lanes (off + 4 * lane) >> sh, qi_perm(idx, v): lanes v[idx].
+ * sh): lanes (off + 4 * lane) >> sh, qi_perm(idx, v): lanes v[idx],
+ * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127).
  * A chunk is QF_VL bytes of a packed row: QF_VL * ppb codes (ppb codes per
  * byte); the decode path keeps x permuted to the lane order of a chunk
  * (code v of the chunk sits at (v % ppb) * QF_VL + v / ppb). */
@@ -289,7 +290,14 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
               _mm_prefetch((const char *)p->biases + at + o, _MM_HINT_T0);
           }
         }
-        emlx_qmm_load_scales(p, n + r, g0, nc, sb[r]);
+        int64_t done = 0;
+        if (p->sdt == EMLX_UINT8 && p->mode == EMLX_QMM_MXFP4) { /* e8m0, in vectors */
+          const uint8_t *sc8 = (const uint8_t *)p->scales + (n + r) * G + g0;
+          for (; done + QI_VL <= nc; done += QI_VL)
+            qf_store(sb[r] + done, qf_mul(qi_e8m0(sc8 + done), qf_set1(p->smul)));
+        }
+        if (done < nc)
+          emlx_qmm_load_scales(p, n + r, g0 + done, nc - done, sb[r] + done);
         memset(sb[r] + nc, 0, (size_t)(ncp - nc) * sizeof(float));
         if (affine) {
           emlx_qmm_load_biases(p, n + r, g0, nc, bb[r]);
