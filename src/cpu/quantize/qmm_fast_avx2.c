@@ -89,6 +89,7 @@ static inline vi qi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
 static inline vi qi_srli16_4(vi a) { return _mm256_srli_epi16(a, 4); }
 static inline vi qi_set1_8(char c) { return _mm256_set1_epi8(c); }
 static inline vi qi_shuf(vi t, vi i) { return _mm256_shuffle_epi8(t, i); }
+static inline vi qi_add32(vi a, vi b) { return _mm256_add_epi32(a, b); }
 static inline vi qi_slli8(vi a) { return _mm256_slli_epi32(a, 8); }
 static inline vf qi_cvt(vi a) { return _mm256_cvtepi32_ps(a); }
 static inline vf qi_perm(vi idx, vf v) { return _mm256_permutevar8x32_ps(v, idx); }

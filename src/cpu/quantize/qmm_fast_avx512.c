@@ -85,6 +85,7 @@ static inline vi qi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
 static inline vi qi_srli16_4(vi a) { return _mm512_srli_epi16(a, 4); }
 static inline vi qi_set1_8(char c) { return _mm512_set1_epi8(c); }
 static inline vi qi_shuf(vi t, vi i) { return _mm512_shuffle_epi8(t, i); }
+static inline vi qi_add32(vi a, vi b) { return _mm512_add_epi32(a, b); }
 static inline vi qi_slli8(vi a) { return _mm512_slli_epi32(a, 8); }
 static inline vf qi_cvt(vi a) { return _mm512_cvtepi32_ps(a); }
 static inline vf qi_perm(vi idx, vf v) { return _mm512_permutexvar_ps(idx, v); }

@@ -338,15 +338,17 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
         const int8_t *x = xq[i] + xo;
         for (int r = 0; r < NR; r++) {
           const vf sc = qi_perm(idx, cs[r][i]);
+          /* three independent chains (h, m, l), joined by shifts */
           vi h = qi_dot(qi_zero(), w[r][0], x);
-          if (ppb == 2)
+          vi m = qi_dot(qi_zero(), w[r][0], x + ppb * QI_VB);
+          vi ml = qi_dot(qi_zero(), w[r][0], x + 2 * ppb * QI_VB);
+          if (ppb == 2) {
             h = qi_dot(h, w[r][1], x + QI_VB);
-          vi ml = qi_dot(ppb == 2 ? qi_slli8(h) : qi_zero(), w[r][0], x + ppb * QI_VB);
-          if (ppb == 2)
-            ml = qi_dot(ml, w[r][1], x + 3 * QI_VB);
-          ml = qi_dot(qi_slli8(ml), w[r][0], x + 2 * ppb * QI_VB);
-          if (ppb == 2)
+            m = qi_dot(m, w[r][1], x + 3 * QI_VB);
             ml = qi_dot(ml, w[r][1], x + 5 * QI_VB);
+            m = qi_add32(m, qi_slli8(h));
+          }
+          ml = qi_add32(ml, qi_slli8(m));
           acc[r][i] = qf_fma(qi_cvt(ml), sc, acc[r][i]);
           if (ppb == 1) /* 8-bit codes: h * 65536 would not fit in int32 */
             hacc[r][i] = qf_fma(qi_cvt(h), sc, hacc[r][i]);
@@ -397,26 +399,37 @@ QI_DT_KIND(EMLX_QK_IF4)
 QI_DT_KIND(EMLX_QK_IA8)
 #endif
 
+/* Rows of x per pass over the W rows [n0, n1): a pass keeps NR rows of W in
+ * L1 while every block of x rows of the pass runs over them. */
+#define QI_MCHUNK 32
+
 static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
-  emlx_qmm_prob pp = *p; /* prefetch QI_PF_BYTES ahead, in whole rows */
-  pp.pf_rows = (QI_PF_BYTES + p->row_bytes - 1) / p->row_bytes;
-  p = &pp;
   void (*blk)(const emlx_qmm_prob *, int64_t, int64_t, int, int) =
 #if QI_A8
       p->kind == EMLX_QK_IA8 ? qi_dt_EMLX_QK_IA8 :
 #endif
       p->kind == EMLX_QK_IF4 ? qi_dt_EMLX_QK_IF4
                              : qi_dt_EMLX_QK_IA4;
-  for (int64_t m0 = 0; m0 < p->M;) {
-    int64_t left = p->M - m0;
-    int mb = left >= 4 ? 4 : left >= 2 ? 2 : 1;
-    int nrb = QF_NR_OF(mb);
+  emlx_qmm_prob pp = *p; /* prefetch QI_PF_BYTES ahead, in whole rows */
+  pp.pf_rows = (QI_PF_BYTES + p->row_bytes - 1) / p->row_bytes;
+  p = &pp;
+  const int nrb = QF_NR_OF(p->M >= 4 ? 4 : p->M >= 2 ? 2 : 1);
+  for (int64_t mc = 0; mc < p->M; mc += QI_MCHUNK) {
+    const int64_t mend = p->M - mc < QI_MCHUNK ? p->M : mc + QI_MCHUNK;
     for (int64_t n = n0; n < n1;) {
-      int nr = n1 - n >= nrb ? nrb : 1;
-      blk(p, n, m0, nr, mb);
+      const int nr = n1 - n >= nrb ? nrb : 1;
+      for (int64_t m0 = mc; m0 < mend;) {
+        const int64_t left = mend - m0;
+        const int mb = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        if (nr == 1 || nr == QF_NR_OF(mb))
+          blk(p, n, m0, nr, mb);
+        else
+          for (int j = 0; j < nr; j++)
+            blk(p, n + j, m0, 1, mb);
+        m0 += mb;
+      }
       n += nr;
     }
-    m0 += mb;
   }
 }
 #define QI_FIELDS qi_pick, QI_VB, qi_decode_t
