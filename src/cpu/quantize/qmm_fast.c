@@ -18,7 +18,7 @@
 /* M up to this takes the integer decode path where it applies (it streams
  * W once per 32 rows of x and unpacks nothing into memory; the prefill
  * path's unpacking pays only over many rows). */
-#define QMM_INT_MAX_M 64
+#define QMM_INT_MAX_M 32
 /* Prefill: elements of K per unpacked panel. */
 #define QMM_KC 256
 /* Generic decode path: elements of a packed row unpacked at a time. */

@@ -399,9 +399,9 @@ QI_DT_KIND(EMLX_QK_IF4)
 QI_DT_KIND(EMLX_QK_IA8)
 #endif
 
-/* Rows of x per pass over the W rows [n0, n1): a pass keeps NR rows of W in
- * L1 while every block of x rows of the pass runs over them. */
-#define QI_MCHUNK 32
+/* Bytes of W rows per block: a block of W rows stays in L2 while every
+ * block of (up to 4) x rows runs over it. */
+#define QI_WBLOCK (128 * 1024)
 
 static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
   void (*blk)(const emlx_qmm_prob *, int64_t, int64_t, int, int) =
@@ -414,21 +414,23 @@ static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
   pp.pf_rows = (QI_PF_BYTES + p->row_bytes - 1) / p->row_bytes;
   p = &pp;
   const int nrb = QF_NR_OF(p->M >= 4 ? 4 : p->M >= 2 ? 2 : 1);
-  for (int64_t mc = 0; mc < p->M; mc += QI_MCHUNK) {
-    const int64_t mend = p->M - mc < QI_MCHUNK ? p->M : mc + QI_MCHUNK;
-    for (int64_t n = n0; n < n1;) {
-      const int nr = n1 - n >= nrb ? nrb : 1;
-      for (int64_t m0 = mc; m0 < mend;) {
-        const int64_t left = mend - m0;
-        const int mb = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+  int64_t nb = QI_WBLOCK / p->row_bytes / nrb * nrb;
+  nb = nb < nrb ? nrb : nb;
+  for (int64_t b0 = n0; b0 < n1; b0 += nb) {
+    const int64_t b1 = n1 - b0 < nb ? n1 : b0 + nb;
+    for (int64_t m0 = 0; m0 < p->M;) {
+      const int64_t left = p->M - m0;
+      const int mb = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      for (int64_t n = b0; n < b1;) {
+        const int nr = b1 - n >= nrb ? nrb : 1;
         if (nr == 1 || nr == QF_NR_OF(mb))
           blk(p, n, m0, nr, mb);
         else
           for (int j = 0; j < nr; j++)
             blk(p, n + j, m0, 1, mb);
-        m0 += mb;
+        n += nr;
       }
-      n += nr;
+      m0 += mb;
     }
   }
 }
