@@ -217,7 +217,7 @@ static void scalar_micro(int64_t kc, const float *ap, const float *bp, float *co
 
 const emlx_qmm_isa emlx_qmm_isa_scalar = {
     "scalar", 1,    SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro, emlx_qmm_dequant_row,
-    NULL,     0,    NULL};
+    NULL,     0,    NULL, NULL};
 
 /* ---- driver --------------------------------------------------------------- */
 
@@ -318,13 +318,19 @@ static void prefill_range(void *vctx, int64_t b0, int64_t b1) {
       if (p->transpose) {
         for (int j = 0; j < nv; j++)
           u->dequant(p, n0 + j, k0, k0 + kc, tmp + (size_t)j * QMM_KC);
-        for (int64_t k = 0; k < kc; k++) {
-          float *d = bp + k * nr;
-          int j = 0;
-          for (; j < nv; j++)
-            d[j] = tmp[(size_t)j * QMM_KC + k];
-          for (; j < nr; j++)
-            d[j] = 0.0f;
+        if (u->tr && nv == nr && kc % u->vl == 0) { /* whole blocks */
+          for (int64_t kb = 0; kb < kc; kb += u->vl)
+            for (int jb = 0; jb < nr; jb += u->vl)
+              u->tr(tmp + (size_t)jb * QMM_KC + kb, QMM_KC, bp + kb * nr + jb, nr);
+        } else {
+          for (int64_t k = 0; k < kc; k++) {
+            float *d = bp + k * nr;
+            int j = 0;
+            for (; j < nv; j++)
+              d[j] = tmp[(size_t)j * QMM_KC + k];
+            for (; j < nr; j++)
+              d[j] = 0.0f;
+          }
         }
       } else {
         for (int64_t k = 0; k < kc; k++) {

@@ -153,6 +153,9 @@ typedef struct emlx_qmm_isa {
   int (*ipick)(emlx_qmm_prob *p);
   int ivb;
   void (*decode_ti)(const emlx_qmm_prob *p, int64_t n0, int64_t n1);
+  /* Prefill, transpose: a vl x vl block, dst[c * ds + r] = src[r * ss + c],
+   * or NULL (the driver transposes element by element). */
+  void (*tr)(const float *src, int64_t ss, float *dst, int64_t ds);
 } emlx_qmm_isa;
 
 /* Tests: turns the integer decode path off (false) or back on (true, the

@@ -22,7 +22,8 @@
  * qi_cvt (int32 lanes to vf), qi_dot(acc, w, x): acc + per int32 lane the
  * sum of 4 products of u8 w and int8 x bytes (x from memory), qi_idx(off,
  * sh): lanes (off + 4 * lane) >> sh, qi_perm(idx, v): lanes v[idx],
- * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127).
+ * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127);
+ * optionally QF_TR, the unit's emlx_qmm_isa.tr.
  * A chunk is QF_VL bytes of a packed row: QF_VL * ppb codes (ppb codes per
  * byte); the decode path keeps x permuted to the lane order of a chunk
  * (code v of the chunk sits at (v % ppb) * QF_VL + v / ppb). */
@@ -603,5 +604,8 @@ static void qf_micro(int64_t kc, const float *ap, const float *bp, float *const 
   }
 }
 
-const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,       QF_MR,    QF_NR,      qf_pick,
-                              qf_decode_t, qf_decode_n, qf_micro, qf_dequant, QI_FIELDS};
+#ifndef QF_TR
+#define QF_TR NULL
+#endif
+const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,      QF_MR,     QF_NR, qf_pick, qf_decode_t,
+                              qf_decode_n, qf_micro,   qf_dequant, QI_FIELDS, QF_TR};
