@@ -137,12 +137,12 @@ static emlx_qmm_desc desc_of(const qmat *q, const float *x, int64_t ldx, int64_t
 }
 
 /* Whether the kernel may run the integer decode path for q with M rows (the
- * path is on, transpose, M <= 32, 4-bit codes or affine 8-bit): it codes x per
+ * path is on, transpose, M <= 32, any format but mxfp8): it codes x per
  * group of gs elements in 24 bits, off by at most max|x over the group| /
  * 16711422 an element (about f32's own rounding). */
 static bool g_int_dot = true;
 static bool may_code_x(const qmat *q, int64_t M) {
-  bool fmt = q->mode == EMLX_QMM_AFFINE ? q->bits == 4 || q->bits == 8 : q->mode != EMLX_QMM_MXFP8;
+  bool fmt = q->mode != EMLX_QMM_MXFP8;
   return g_int_dot && q->transpose && M <= 32 && fmt;
 }
 

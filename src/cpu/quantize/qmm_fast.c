@@ -368,7 +368,7 @@ bool emlx_cpu_qmm_fast_int_dot(bool on) { return atomic_exchange(&int_dot_on, on
 #define QI_C 8355711 /* 32639 * 256 + 127 */
 static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs,
                      double *inv) {
-  const int ppb = p->kind == EMLX_QK_IA8 ? 1 : 2;
+  const int ppb = p->kind == EMLX_QK_IA8 || p->kind == EMLX_QK_IAB ? 1 : 2;
   const int64_t K = p->K, gs = p->gs, G = p->groups;
   const int ce_sh = __builtin_ctz((unsigned)(vb * ppb)), gs_sh = __builtin_ctz((unsigned)gs);
   const int64_t cb = 3 * (int64_t)ppb * vb; /* bytes of xi per chunk */
@@ -442,8 +442,9 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
     int ik = u->ipick(&ip);
     if (ik != EMLX_QK_GENERIC) {
       ip.kind = ik;
-      int ppb = ik == EMLX_QK_IA8 ? 1 : 2;
-      ip.xi_row = (p->row_bytes + u->ivb - 1) / u->ivb * (3 * ppb * u->ivb);
+      int ppb = ik == EMLX_QK_IA8 || ik == EMLX_QK_IAB ? 1 : 2;
+      int64_t units = ik == EMLX_QK_IAB ? p->K : p->row_bytes; /* of QI_VB per step */
+      ip.xi_row = (units + u->ivb - 1) / u->ivb * (3 * ppb * u->ivb);
       ip.xs_row = (p->groups + 15) / 16 * 16;
       size_t n_xi = (size_t)(p->M * ip.xi_row), n_g = (size_t)(p->M * ip.xs_row);
       prep = emlx__scratch_get(n_xi + 2 * n_g * sizeof(float) + (size_t)p->groups * 8 + 64);

@@ -122,6 +122,7 @@ enum {
   EMLX_QK_IA4, /* affine 4-bit: nibble codes */
   EMLX_QK_IF4, /* e2m1: 2 * value + 12, in 0 .. 24 */
   EMLX_QK_IA8, /* affine 8-bit: byte codes */
+  EMLX_QK_IAB, /* affine 2, 3, 5, 6-bit: codes unpacked to bytes in natural order */
 };
 
 /* Scales of packed row r, groups [g0, g0 + n), to f32 times p->smul. */

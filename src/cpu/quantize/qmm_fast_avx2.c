@@ -80,6 +80,12 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 /* ---- integer decode path: vpmaddubsw + vpmaddwd ---- */
 #define QI_VB 32
 #define QI_A8 0 /* 255 * 128 * 2 would saturate vpmaddubsw */
+#define QI_AB 0
+static int qi_ab_ok(void) { return 0; }
+static inline __m256i qi_unpack_bits(__m256i v, __m256i perm, __m256i shift) {
+  (void)perm, (void)shift;
+  return v;
+}
 #define QI_TARGET
 typedef __m256i vi;
 static int qi_ok(void) { return 1; }

@@ -3,7 +3,8 @@
  * 16-entry vpermps table (its index is the low 4 bits of each lane, so a
  * shift alone selects a nibble), 8-bit codes through vpmovzxbd, e4m3 through
  * the f16 bit pattern (MLX's FromFP8). The integer decode path uses
- * AVX-512 VNNI (vpdpbusd), where the CPU has it. */
+ * AVX-512 VNNI (vpdpbusd) and VBMI (2, 3, 5, 6-bit codes unpacked by
+ * vpermb + vpmultishiftqb), where the CPU has them. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -76,9 +77,15 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 /* ---- integer decode path: AVX-512 VNNI ---- */
 #define QI_VB 64
 #define QI_A8 1
-#define QI_TARGET __attribute__((target("avx512vnni")))
+#define QI_AB 1
+#define QI_TARGET __attribute__((target("avx512vnni,avx512vbmi")))
 typedef __m512i vi;
-static int qi_ok(void) { return __builtin_cpu_supports("avx512vnni"); }
+/* VNNI and VBMI both (Ice Lake, Zen 4 and later; a CPU with VNNI alone takes
+ * the f32 path) */
+static int qi_ok(void) {
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi");
+}
+static int qi_ab_ok(void) { return 1; }
 static inline vi qi_zero(void) { return _mm512_setzero_si512(); }
 static inline vi qi_loadu(const void *p) { return _mm512_loadu_si512(p); }
 static inline vi qi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
@@ -101,6 +108,9 @@ static inline vf qi_e8m0(const uint8_t *s) {
   __m512i e = _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)s)), 23);
   __mmask16 z = _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
   return _mm512_castsi512_ps(_mm512_mask_mov_epi32(e, z, _mm512_set1_epi32(0x00400000)));
+}
+static inline __attribute__((target("avx512vbmi"))) vi qi_unpack_bits(vi v, vi perm, vi shift) {
+  return _mm512_multishift_epi64_epi8(shift, _mm512_permutexvar_epi8(perm, v));
 }
 static inline QI_TARGET vi qi_dot(vi acc, vi w, const int8_t *x) {
   return _mm512_dpbusd_epi32(acc, w, _mm512_loadu_si512(x));

@@ -23,6 +23,9 @@
  * sum of 4 products of u8 w and int8 x bytes (x from memory), qi_idx(off,
  * sh): lanes (off + 4 * lane) >> sh, qi_perm(idx, v): lanes v[idx],
  * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127);
+ * QI_AB (1: affine 2, 3, 5, 6-bit codes too, where qi_ab_ok()), with
+ * qi_unpack_bits(v, perm, shift): byte j = 8 bits of qword j / 8 of the
+ * bytes of v picked by perm, from bit shift[j];
  * optionally QF_TR, the unit's emlx_qmm_isa.tr.
  * A chunk is QF_VL bytes of a packed row: QF_VL * ppb codes (ppb codes per
  * byte); the decode path keeps x permuted to the lane order of a chunk
@@ -235,6 +238,9 @@ static int qi_pick(emlx_qmm_prob *p) {
     return EMLX_QK_IA4;
   if (p->mode == EMLX_QMM_AFFINE && p->bits == 8 && QI_A8)
     return EMLX_QK_IA8;
+  if (p->mode == EMLX_QMM_AFFINE && (p->bits == 2 || p->bits == 3 || p->bits == 5 || p->bits == 6) &&
+      qi_ab_ok())
+    return EMLX_QK_IAB;
   if (p->mode == EMLX_QMM_MXFP4 || p->mode == EMLX_QMM_NVFP4) {
     p->smul = 0.5f;
     return EMLX_QK_IF4;
@@ -252,10 +258,26 @@ QF_INLINE QI_TARGET vi qi_wload(const uint8_t *w, int64_t left) {
 
 QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
                                      const int NR, const int MB) {
-  const int ppb = kind == EMLX_QK_IA8 ? 1 : 2;
-  const int64_t G = p->groups, gbytes = (int64_t)p->gs * p->bits / 8, rb = p->row_bytes;
-  const int sh = __builtin_ctzll((unsigned long long)gbytes); /* gbytes: a power of 2 */
+  const int ppb = kind == EMLX_QK_IA8 || kind == EMLX_QK_IAB ? 1 : 2;
+  /* a step: QI_VB units; a unit: a code byte (4-bit, 8-bit codes) or a code
+   * (EMLX_QK_IAB: 8 codes of b bits are b bytes, unpacked to a byte each) */
+  const bool ab = kind == EMLX_QK_IAB;
+  const int64_t G = p->groups, rb = p->row_bytes;
+  const int64_t gunits = ab ? p->gs : (int64_t)p->gs * p->bits / 8;
+  const int sh = __builtin_ctzll((unsigned long long)gunits); /* a power of 2 */
   const bool affine = p->mode == EMLX_QMM_AFFINE;
+  vi abperm = qi_zero(), abshift = qi_zero();
+  if (ab) { /* qword q: bytes q * b .. of the step; byte k of it: the code at bit k * b */
+    uint8_t t0[QI_VB], t1[QI_VB];
+    for (int j = 0; j < QI_VB; j++) {
+      int q = j / 8, k = j % 8;
+      t0[j] = (uint8_t)(q * p->bits + (k < p->bits ? k : p->bits - 1));
+      t1[j] = (uint8_t)(k * p->bits);
+    }
+    abperm = qi_loadu(t0);
+    abshift = qi_loadu(t1);
+  }
+  const vi abmask = qi_set1_8((char)((1 << p->bits) - 1));
   const uint8_t *wr[4];
   const int8_t *xq[4];
   const float *xs[4], *xc[4];
@@ -316,14 +338,17 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
         bacc[r][i] = qf_fma(vb, qf_load(xs[i] + g0), bacc[r][i]);
       }
     }
-    const int64_t b0 = g0 * gbytes, b1 = (g0 + ng) * gbytes;
-    for (int64_t b = b0; b < b1; b += QI_VB) {
-      const vi idx = qi_idx((int)(b - b0), sh);
+    const int64_t u0 = g0 * gunits, u1 = (g0 + ng) * gunits;
+    for (int64_t u = u0; u < u1; u += QI_VB) {
+      const vi idx = qi_idx((int)(u - u0), sh);
+      const int64_t b = ab ? u * p->bits / 8 : u; /* byte offset in the row */
       vi w[4][2];
       for (int r = 0; r < NR; r++) {
         _mm_prefetch((const char *)pw[r] + b, _MM_HINT_T0);
         vi raw = qi_wload(wr[r] + b, rb - b);
-        if (ppb == 1) {
+        if (ab) {
+          w[r][0] = qi_and(qi_unpack_bits(raw, abperm, abshift), abmask);
+        } else if (ppb == 1) {
           w[r][0] = raw;
         } else {
           w[r][0] = qi_and(raw, m4);
@@ -334,7 +359,7 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
           }
         }
       }
-      const int64_t xo = b / QI_VB * (3 * ppb * QI_VB);
+      const int64_t xo = u / QI_VB * (3 * ppb * QI_VB);
       for (int i = 0; i < MB; i++) {
         const int8_t *x = xq[i] + xo;
         for (int r = 0; r < NR; r++) {
@@ -399,6 +424,9 @@ QI_DT_KIND(EMLX_QK_IF4)
 #if QI_A8
 QI_DT_KIND(EMLX_QK_IA8)
 #endif
+#if QI_AB
+QI_DT_KIND(EMLX_QK_IAB)
+#endif
 
 /* Bytes of W rows per block: a block of W rows stays in L2 while every
  * block of (up to 4) x rows runs over it. */
@@ -408,6 +436,9 @@ static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
   void (*blk)(const emlx_qmm_prob *, int64_t, int64_t, int, int) =
 #if QI_A8
       p->kind == EMLX_QK_IA8 ? qi_dt_EMLX_QK_IA8 :
+#endif
+#if QI_AB
+      p->kind == EMLX_QK_IAB ? qi_dt_EMLX_QK_IAB :
 #endif
       p->kind == EMLX_QK_IF4 ? qi_dt_EMLX_QK_IF4
                              : qi_dt_EMLX_QK_IA4;
