@@ -342,7 +342,8 @@ static void test_int_dot(void) {
 static void test_int_dot_outliers(void) {
   tu_rng rng = {77};
   for (int f = 0; f < 3; f++) {
-    int mode = f == 2 ? EMLX_QMM_MXFP4 : EMLX_QMM_AFFINE, bits = f == 1 ? 8 : 4, gs = f == 2 ? 32 : 64;
+    int mode = f == 2 ? EMLX_QMM_MXFP4 : EMLX_QMM_AFFINE, bits = f == 1 ? 8 : 4,
+        gs = f == 2 ? 32 : 64;
     emlx_dtype sdt = mode == EMLX_QMM_AFFINE ? EMLX_FLOAT32 : EMLX_UINT8;
     int64_t M = 2, N = 19, K = 8 * gs;
     qmat q = make_qmat(&rng, mode, bits, gs, true, sdt, N, K);
@@ -398,7 +399,7 @@ static void test_int_dot_nonfinite(void) {
         for (int64_t n = 0; n < N; n++)
           nonfinite &= !isfinite(out[N + n]);
         CHECK_MSG(nonfinite, "%s: the row with it is not finite", what);
-        check_out(&q, x, K, out, N, 1, N, K, what);                   /* row 0 */
+        check_out(&q, x, K, out, N, 1, N, K, what);                 /* row 0 */
         check_out(&q, x + 2 * K, K, out + 2 * N, N, 1, N, K, what); /* row 2 */
       } else {
         check_out_q(&q, x, K, out, N, M, N, K, false, what); /* f32 accuracy throughout */

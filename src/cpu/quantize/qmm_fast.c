@@ -216,8 +216,8 @@ static void scalar_micro(int64_t kc, const float *ap, const float *bp, float *co
 }
 
 const emlx_qmm_isa emlx_qmm_isa_scalar = {
-    "scalar", 1,    SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro, emlx_qmm_dequant_row,
-    NULL,     0,    NULL, NULL};
+    "scalar", 1, SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro, emlx_qmm_dequant_row,
+    NULL,     0, NULL,  NULL};
 
 /* ---- driver --------------------------------------------------------------- */
 

@@ -114,9 +114,9 @@ typedef struct emlx_qmm_prob {
    * x (affine) or the sum of the coded x (e2m1). */
   const int8_t *xi;
   const float *xsc;
-  int64_t xi_row; /* bytes of xi per x row */
+  int64_t xi_row;  /* bytes of xi per x row */
   int64_t pf_rows; /* integer decode path: rows ahead to prefetch */
-  int64_t xs_row; /* floats of xsc (and xsum) per x row: groups rounded up to 16, zeros past */
+  int64_t xs_row;  /* floats of xsc (and xsum) per x row: groups rounded up to 16, zeros past */
 } emlx_qmm_prob;
 
 /* In-register decoders of the per-ISA units. */

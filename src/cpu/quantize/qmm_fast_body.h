@@ -238,8 +238,8 @@ static int qi_pick(emlx_qmm_prob *p) {
     return EMLX_QK_IA4;
   if (p->mode == EMLX_QMM_AFFINE && p->bits == 8 && QI_A8)
     return EMLX_QK_IA8;
-  if (p->mode == EMLX_QMM_AFFINE && (p->bits == 2 || p->bits == 3 || p->bits == 5 || p->bits == 6) &&
-      qi_ab_ok())
+  if (p->mode == EMLX_QMM_AFFINE &&
+      (p->bits == 2 || p->bits == 3 || p->bits == 5 || p->bits == 6) && qi_ab_ok())
     return EMLX_QK_IAB;
   if (p->mode == EMLX_QMM_MXFP4 || p->mode == EMLX_QMM_NVFP4) {
     p->smul = 0.5f;
@@ -384,14 +384,14 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   }
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
-      p->orow[m0 + i][n + r] =
-          qf_hsum(acc[r][i]) + (ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i]) : 0.0f) +
-          qf_hsum(bacc[r][i]);
+      p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) +
+                               (ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i]) : 0.0f) +
+                               qf_hsum(bacc[r][i]);
 }
 
 #define QI_DT_SHAPE(kind, name, NRv, MBv)                                                          \
-  static __attribute__((noinline)) QI_TARGET void qi_dt_##kind##_##name(const emlx_qmm_prob *p,    \
-                                                                        int64_t n, int64_t m0) {   \
+  static __attribute__((noinline))                                                                 \
+  QI_TARGET void qi_dt_##kind##_##name(const emlx_qmm_prob *p, int64_t n, int64_t m0) {            \
     qi_dt_block(p, n, m0, kind, NRv, MBv);                                                         \
   }
 #define QI_DT_KIND(kind)                                                                           \
@@ -433,15 +433,17 @@ QI_DT_KIND(EMLX_QK_IAB)
 #define QI_WBLOCK (128 * 1024)
 
 static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
-  void (*blk)(const emlx_qmm_prob *, int64_t, int64_t, int, int) =
+  void (*blk)(const emlx_qmm_prob *, int64_t, int64_t, int, int) = qi_dt_EMLX_QK_IA4;
+  if (p->kind == EMLX_QK_IF4)
+    blk = qi_dt_EMLX_QK_IF4;
 #if QI_A8
-      p->kind == EMLX_QK_IA8 ? qi_dt_EMLX_QK_IA8 :
+  if (p->kind == EMLX_QK_IA8)
+    blk = qi_dt_EMLX_QK_IA8;
 #endif
 #if QI_AB
-      p->kind == EMLX_QK_IAB ? qi_dt_EMLX_QK_IAB :
+  if (p->kind == EMLX_QK_IAB)
+    blk = qi_dt_EMLX_QK_IAB;
 #endif
-      p->kind == EMLX_QK_IF4 ? qi_dt_EMLX_QK_IF4
-                             : qi_dt_EMLX_QK_IA4;
   emlx_qmm_prob pp = *p; /* prefetch QI_PF_BYTES ahead, in whole rows */
   pp.pf_rows = (QI_PF_BYTES + p->row_bytes - 1) / p->row_bytes;
   p = &pp;
@@ -638,5 +640,5 @@ static void qf_micro(int64_t kc, const float *ap, const float *bp, float *const 
 #ifndef QF_TR
 #define QF_TR NULL
 #endif
-const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,      QF_MR,     QF_NR, qf_pick, qf_decode_t,
-                              qf_decode_n, qf_micro,   qf_dequant, QI_FIELDS, QF_TR};
+const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,    QF_MR,      QF_NR,     qf_pick, qf_decode_t,
+                              qf_decode_n, qf_micro, qf_dequant, QI_FIELDS, QF_TR};
