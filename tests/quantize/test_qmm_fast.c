@@ -136,34 +136,62 @@ static emlx_qmm_desc desc_of(const qmat *q, const float *x, int64_t ldx, int64_t
   return d;
 }
 
+/* Whether the kernel may run the integer decode path for q with M rows (the
+ * path is on, transpose, M <= 32, any format but mxfp8): it codes x per
+ * group of gs elements in 24 bits, off by at most max|x over the group| /
+ * 16711422 an element (about f32's own rounding). */
+static bool g_int_dot = true;
+static bool may_code_x(const qmat *q, int64_t M) {
+  bool fmt = q->mode != EMLX_QMM_MXFP8;
+  return g_int_dot && q->transpose && M <= 32 && fmt;
+}
+
 /* out[m][n] against sum_k x[m][k] W(n, k) in f64, within 1e-5 of sum |x||W|
- * (f32 rounding of the sums; a wrong code, scale or bias is off by far more). */
-static bool check_out(const qmat *q, const float *x, int64_t ldx, const float *out, int64_t ldo,
-                      int64_t M, int64_t N, int64_t K, const char *what) {
+ * (f32 rounding of the sums; a wrong code, scale or bias is off by far more)
+ * plus, where x may be coded (xq), sum_k |W(n, k)| max|x group of k| /
+ * 16711422 (the most the 24-bit codes of x can move the sum). */
+static bool check_out_q(const qmat *q, const float *x, int64_t ldx, const float *out, int64_t ldo,
+                        int64_t M, int64_t N, int64_t K, bool xq, const char *what) {
   double *wd = malloc((size_t)(N * K) * sizeof(double));
+  double *xmax = malloc((size_t)K * sizeof(double));
   for (int64_t n = 0; n < N; n++)
     for (int64_t k = 0; k < K; k++)
       wd[n * K + k] = ref_w(q, n, k);
   int bad = 0;
-  for (int64_t m = 0; m < M && bad < 3; m++)
+  for (int64_t m = 0; m < M && bad < 3; m++) {
+    for (int64_t k0 = 0; k0 < K; k0 += q->gs) { /* x's group maxima along K */
+      double mx = 0;
+      for (int64_t k = k0; k < k0 + q->gs && k < K; k++)
+        mx = fmax(mx, fabs((double)x[m * ldx + k]));
+      for (int64_t k = k0; k < k0 + q->gs && k < K; k++)
+        xmax[k] = xq ? mx : 0.0;
+    }
     for (int64_t n = 0; n < N && bad < 3; n++) {
-      double s = 0, a = 0;
+      double s = 0, a = 0, c = 0;
       for (int64_t k = 0; k < K; k++) {
         double t = (double)x[m * ldx + k] * wd[n * K + k];
         s += t;
         a += fabs(t);
+        c += fabs(wd[n * K + k]) * xmax[k];
       }
       double got = out[m * ldo + n];
-      if (!(fabs(got - s) <= 1e-5 * a + 1e-30)) {
+      if (!(fabs(got - s) <= 1e-5 * a + c / 16711422.0 + 1e-300)) {
         bad++;
         CHECK_MSG(false, "%s: out[%" PRId64 "][%" PRId64 "] = %.9g, reference %.9g (scale %.3g)",
                   what, m, n, got, s, a);
       }
     }
+  }
   free(wd);
+  free(xmax);
   if (!bad)
     CHECK_MSG(true, "%s", what);
   return bad == 0;
+}
+
+static bool check_out(const qmat *q, const float *x, int64_t ldx, const float *out, int64_t ldo,
+                      int64_t M, int64_t N, int64_t K, const char *what) {
+  return check_out_q(q, x, ldx, out, ldo, M, N, K, may_code_x(q, M), what);
 }
 
 static const char *mode_name(int mode) {
@@ -278,6 +306,109 @@ static void test_rejects(void) {
   free_qmat(&q);
 }
 
+/* ---- the integer decode path ----------------------------------------------------
+ * transpose, M <= 8, 4-bit codes and affine 8-bit: x coded in 16 bits per
+ * group. Rows of every length (whole int vectors of the unit or a partial
+ * last one), more groups than one scale chunk (128), rows enough for the
+ * prefetch to look ahead; then x that the path must not code. */
+
+static void test_int_dot(void) {
+  tu_rng rng = {1615};
+  struct {
+    int mode, bits, gs;
+    emlx_dtype sdt;
+  } f[] = {{EMLX_QMM_AFFINE, 4, 32, EMLX_FLOAT32},  {EMLX_QMM_AFFINE, 4, 64, EMLX_BFLOAT16},
+           {EMLX_QMM_AFFINE, 4, 128, EMLX_FLOAT16}, {EMLX_QMM_AFFINE, 8, 32, EMLX_FLOAT32},
+           {EMLX_QMM_AFFINE, 8, 64, EMLX_FLOAT16},  {EMLX_QMM_AFFINE, 8, 128, EMLX_BFLOAT16},
+           {EMLX_QMM_MXFP4, 4, 32, EMLX_UINT8},     {EMLX_QMM_NVFP4, 4, 16, EMLX_UINT8}};
+  static const int64_t Ks[] = {4, 8, 9, 16, 150}; /* in groups */
+  static const int64_t Ms[] = {1, 2, 3, 5, 8};
+  for (int fi = 0; fi < 8; fi++)
+    for (int ki = 0; ki < 5; ki++) {
+      int64_t K = Ks[ki] * f[fi].gs, N = ki == 4 ? 9 : 23 + ki;
+      run_case(&rng, f[fi].mode, f[fi].bits, f[fi].gs, true, f[fi].sdt, Ms[ki], N, K, ki == 2,
+               ki % 2 == 1);
+    }
+  /* a tall W: the prefetch runs ahead of the rows, then stops at the end */
+  emlx_set_num_threads(2);
+  run_case(&rng, EMLX_QMM_AFFINE, 4, 64, true, EMLX_FLOAT32, 1, 700, 256, true, false);
+  run_case(&rng, EMLX_QMM_MXFP4, 4, 32, true, EMLX_UINT8, 2, 333, 512, false, false);
+  emlx_set_num_threads(1);
+}
+
+/* x with a huge element in group 0, where W is (all but) zero: each group is
+ * coded on its own scale (one scale for the row would move the other groups
+ * far past their bound, which the huge elements do not raise). */
+static void test_int_dot_outliers(void) {
+  tu_rng rng = {77};
+  for (int f = 0; f < 3; f++) {
+    int mode = f == 2 ? EMLX_QMM_MXFP4 : EMLX_QMM_AFFINE, bits = f == 1 ? 8 : 4,
+        gs = f == 2 ? 32 : 64;
+    emlx_dtype sdt = mode == EMLX_QMM_AFFINE ? EMLX_FLOAT32 : EMLX_UINT8;
+    int64_t M = 2, N = 19, K = 8 * gs;
+    qmat q = make_qmat(&rng, mode, bits, gs, true, sdt, N, K);
+    float *x = malloc((size_t)(M * K) * sizeof(float)), *out = malloc((size_t)(M * N) * 4);
+    for (int64_t i = 0; i < M * K; i++)
+      x[i] = (float)tu_uniform(&rng, -1.0, 1.0);
+    x[3] = 3000.0f, x[K + 1] = -2500.0f;
+    for (int64_t r = 0; r < N; r++) { /* W's group 0: 0 (mxfp4: 2^-127 times the codes) */
+      if (mode == EMLX_QMM_AFFINE) {
+        ((float *)q.scales)[r * q.groups] = 0.0f;
+        ((float *)q.biases)[r * q.groups] = 0.0f;
+      } else {
+        ((uint8_t *)q.scales)[r * q.groups] = 0;
+      }
+    }
+    emlx_qmm_desc d = desc_of(&q, x, K, M, N, K, out, N, false);
+    char what[64];
+    snprintf(what, sizeof what, "int dot outliers %s b%d", mode_name(mode), bits);
+    CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
+    check_out(&q, x, K, out, N, M, N, K, what);
+    free(x), free(out), free_qmat(&q);
+  }
+}
+
+/* x that 24-bit codes cannot carry: NaN or Inf in a row (its outputs NaN or
+ * Inf, the other rows right), or groups below 2^-100 (f32 accuracy kept). */
+static void test_int_dot_nonfinite(void) {
+  tu_rng rng = {404};
+  int64_t M = 3, N = 21, K = 256;
+  for (int f = 0; f < 2; f++) {
+    int mode = f ? EMLX_QMM_MXFP4 : EMLX_QMM_AFFINE, gs = f ? 32 : 64;
+    qmat q = make_qmat(&rng, mode, 4, gs, true, f ? EMLX_UINT8 : EMLX_FLOAT32, N, K);
+    float *x = malloc((size_t)(M * K) * sizeof(float)), *out = malloc((size_t)(M * N) * 4);
+    for (int pass = 0; pass < 3; pass++) {
+      for (int64_t i = 0; i < M * K; i++)
+        x[i] = (float)tu_uniform(&rng, -1.0, 1.0);
+      if (pass == 0)
+        x[K + 70] = NAN;
+      else if (pass == 1)
+        x[K + 70] = INFINITY;
+      else
+        for (int64_t k = 0; k < K; k++)
+          x[K + k] *= 1e-36f; /* row 1 tiny: its code scale would be subnormal */
+      emlx_qmm_desc d = desc_of(&q, x, K, M, N, K, out, N, false);
+      char what[80];
+      snprintf(what, sizeof what, "int dot %s x %s", mode_name(mode),
+               pass == 0   ? "NaN"
+               : pass == 1 ? "Inf"
+                           : "tiny");
+      CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
+      if (pass < 2) {
+        bool nonfinite = true;
+        for (int64_t n = 0; n < N; n++)
+          nonfinite &= !isfinite(out[N + n]);
+        CHECK_MSG(nonfinite, "%s: the row with it is not finite", what);
+        check_out(&q, x, K, out, N, 1, N, K, what);                 /* row 0 */
+        check_out(&q, x + 2 * K, K, out + 2 * N, N, 1, N, K, what); /* row 2 */
+      } else {
+        check_out_q(&q, x, K, out, N, M, N, K, false, what); /* f32 accuracy throughout */
+      }
+    }
+    free(x), free(out), free_qmat(&q);
+  }
+}
+
 /* ---- gather_qmm ---------------------------------------------------------------- */
 
 static void gather_case(tu_rng *rng, int mode, int bits, int gs, bool transpose, int64_t E,
@@ -340,7 +471,8 @@ static void gather_case(tu_rng *rng, int mode, int bits, int gs, bool transpose,
     bool all = true;
     for (int64_t i = 0; i < count; i++) {
       int64_t li = use_lhs ? lhs[i] : i, ri = use_rhs ? rhs[i] : i;
-      all &= check_out(&ex[ri], x + li * M * K, K, out + i * M * N, N, M, N, K, what);
+      all &= check_out_q(&ex[ri], x + li * M * K, K, out + i * M * N, N, M, N, K,
+                         may_code_x(&ex[ri], 1), what); /* an expert's rows may be few */
     }
     CHECK_MSG(all, "%s: every output", what);
     /* the sorted hint never changes a result */
@@ -420,7 +552,7 @@ static void test_mlx(void) {
                gs, tr ? "T" : "N", M);
       CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
       /* our reference decoding reproduces MLX's product (f32 sums) ... */
-      check_out(&q, x, K, want, N, M, N, K, what);
+      check_out_q(&q, x, K, want, N, M, N, K, false, what);
       /* ... and so does the kernel */
       check_out(&q, x, K, got, N, M, N, K, what);
     }
@@ -435,7 +567,18 @@ int main(void) {
   test_rejects();
   test_formats();
   test_threads();
+  test_int_dot();
+  test_int_dot_outliers();
+  test_int_dot_nonfinite();
   test_gather();
   test_mlx();
+  /* the f32 decode kernels, which the integer path otherwise takes over */
+  g_int_dot = false;
+  emlx_cpu_qmm_fast_int_dot(false);
+  test_formats();
+  test_threads();
+  test_int_dot();
+  test_gather();
+  emlx_cpu_qmm_fast_int_dot(true);
   return tu_finish();
 }

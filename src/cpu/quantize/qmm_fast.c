@@ -15,6 +15,10 @@
 
 /* M up to this takes the decode path; above, the prefill path. */
 #define QMM_DECODE_MAX_M 8
+/* M up to this takes the integer decode path where it applies (it streams
+ * W once per 32 rows of x and unpacks nothing into memory; the prefill
+ * path's unpacking pays only over many rows). */
+#define QMM_INT_MAX_M 32
 /* Prefill: elements of K per unpacked panel. */
 #define QMM_KC 256
 /* Generic decode path: elements of a packed row unpacked at a time. */
@@ -212,7 +216,8 @@ static void scalar_micro(int64_t kc, const float *ap, const float *bp, float *co
 }
 
 const emlx_qmm_isa emlx_qmm_isa_scalar = {
-    "scalar", 1, SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro, emlx_qmm_dequant_row};
+    "scalar", 1, SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro, emlx_qmm_dequant_row,
+    NULL,     0, NULL,  NULL};
 
 /* ---- driver --------------------------------------------------------------- */
 
@@ -256,6 +261,10 @@ typedef struct run_ctx {
 
 static void decode_t_range(void *vctx, int64_t n0, int64_t n1) {
   const run_ctx *c = vctx;
+  if (c->p->kind >= EMLX_QK_IA4) {
+    c->u->decode_ti(c->p, n0, n1);
+    return;
+  }
   if (c->p->kind != EMLX_QK_GENERIC) {
     c->u->decode_t(c->p, n0, n1);
     return;
@@ -309,13 +318,19 @@ static void prefill_range(void *vctx, int64_t b0, int64_t b1) {
       if (p->transpose) {
         for (int j = 0; j < nv; j++)
           u->dequant(p, n0 + j, k0, k0 + kc, tmp + (size_t)j * QMM_KC);
-        for (int64_t k = 0; k < kc; k++) {
-          float *d = bp + k * nr;
-          int j = 0;
-          for (; j < nv; j++)
-            d[j] = tmp[(size_t)j * QMM_KC + k];
-          for (; j < nr; j++)
-            d[j] = 0.0f;
+        if (u->tr && nv == nr && kc % u->vl == 0) { /* whole blocks */
+          for (int64_t kb = 0; kb < kc; kb += u->vl)
+            for (int jb = 0; jb < nr; jb += u->vl)
+              u->tr(tmp + (size_t)jb * QMM_KC + kb, QMM_KC, bp + kb * nr + jb, nr);
+        } else {
+          for (int64_t k = 0; k < kc; k++) {
+            float *d = bp + k * nr;
+            int j = 0;
+            for (; j < nv; j++)
+              d[j] = tmp[(size_t)j * QMM_KC + k];
+            for (; j < nr; j++)
+              d[j] = 0.0f;
+          }
         }
       } else {
         for (int64_t k = 0; k < kc; k++) {
@@ -335,6 +350,77 @@ static void prefill_range(void *vctx, int64_t b0, int64_t b1) {
   emlx__scratch_put(bp);
 }
 
+static atomic_bool int_dot_on = true;
+
+bool emlx_cpu_qmm_fast_int_dot(bool on) { return atomic_exchange(&int_dot_on, on); }
+
+/* The integer decode path's x: per row and group of gs elements, the codes
+ * c = round(x / xsc) with xsc = max|x| / QI_C, QI_C = 8355711, so that c =
+ * 65536 * h + 256 * m + l with h, m, l int8 (l the low byte as signed, then
+ * m likewise of (c - l) / 256, h the rest, in -127 .. 127), laid out per
+ * chunk of vb bytes of a packed row (vb * ppb elements): h of part s (the
+ * elements at s, s + ppb, ...) for s < ppb, then m of each, then l; elements
+ * past K are 0. A code is off x by at most xsc / 2 = max|x| / 16711422 of
+ * its group (about 2^-24, f32's own rounding of it). xs: per group, the sum
+ * of x (affine) or of the coded x (e2m1, whose codes carry an offset).
+ * false: a group is not finite, or so small (below 2^-100) that xsc would
+ * be subnormal; the caller takes the f32 path. */
+#define QI_C 8355711 /* 32639 * 256 + 127 */
+static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs,
+                     double *inv) {
+  const int ppb = p->kind == EMLX_QK_IA8 || p->kind == EMLX_QK_IAB ? 1 : 2;
+  const int64_t K = p->K, gs = p->gs, G = p->groups;
+  const int ce_sh = __builtin_ctz((unsigned)(vb * ppb)), gs_sh = __builtin_ctz((unsigned)gs);
+  const int64_t cb = 3 * (int64_t)ppb * vb; /* bytes of xi per chunk */
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  for (int64_t m = 0; m < p->M; m++) {
+    const float *x = p->xr[m];
+    int8_t *d = xi + m * p->xi_row;
+    float *sc = xsc + m * p->xs_row, *su = xs + m * p->xs_row;
+    memset(d, 0, (size_t)p->xi_row);
+    for (int64_t g = 0; g < G; g++) { /* the scales, and the sums of x */
+      const float *xg = x + g * gs;
+      float amax = 0.0f;
+      double tsum = 0.0;
+      for (int64_t k = 0; k < gs; k++) {
+        float a = xg[k] < 0 ? -xg[k] : xg[k];
+        if (!(a <= 3.0e38f))
+          return false; /* NaN or Inf */
+        amax = a > amax ? a : amax;
+        tsum += (double)xg[k];
+      }
+      if (amax > 0.0f && amax < 0x1p-100f)
+        return false; /* tiny */
+      inv[g] = amax > 0.0f ? QI_C / (double)amax : 0.0;
+      sc[g] = (float)((double)amax / QI_C);
+      su[g] = (float)tsum;
+    }
+    int64_t csum = 0;
+    for (int64_t e = 0; e < K; e++) { /* the codes, in chunk order */
+      const int64_t g = e >> gs_sh;
+      double v = (double)x[e] * inv[g];
+      int32_t c = (int32_t)(v < 0 ? -(int32_t)(0.5 - v) : (int32_t)(v + 0.5));
+      c = c > QI_C ? QI_C : c < -QI_C ? -QI_C : c;
+      int32_t l = ((c & 0xff) ^ 0x80) - 0x80, c1 = (c - l) / 256;
+      int32_t m8 = ((c1 & 0xff) ^ 0x80) - 0x80, h = (c1 - m8) / 256;
+      int8_t *ch = d + (e >> ce_sh) * cb;
+      int64_t part = e & (ppb - 1), j = (e & ((1 << ce_sh) - 1)) >> (ppb - 1);
+      ch[part * vb + j] = (int8_t)h;
+      ch[(ppb + part) * vb + j] = (int8_t)m8;
+      ch[(2 * ppb + part) * vb + j] = (int8_t)l;
+      csum += c;
+      if (((e + 1) & (gs - 1)) == 0) {
+        if (!affine) /* e2m1: the sum of the coded x */
+          su[g] = (float)((double)sc[g] * (double)csum);
+        csum = 0;
+      }
+    }
+    for (int64_t g = G; g < p->xs_row; g++)
+      sc[g] = su[g] = 0.0f;
+  }
+  return true;
+}
+
 /* Runs one set-up problem (row pointers filled in). false: out of memory. */
 static bool run_prob(emlx_qmm_prob *p, bool threaded) {
   const emlx_qmm_isa *u = unit();
@@ -343,12 +429,41 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
   p->rlen = p->transpose ? p->K : p->N;
   p->row_bytes = p->rlen * p->bits / 8;
   p->groups = p->rlen / p->gs;
-  p->xp = p->xsum = NULL;
+  p->xp = p->xsum = p->xsc = NULL;
+  p->xi = NULL;
+  p->xi_row = p->xs_row = 0;
   run_ctx c = {p, u, NULL, false};
   int nt = threaded ? emlx_num_threads() : 1;
 
   p->kind = u->pick(p); /* sets p->smul */
-  if (p->M > QMM_DECODE_MAX_M) {
+  void *prep = NULL;
+  if (p->transpose && u->ipick && p->M <= QMM_INT_MAX_M && atomic_load(&int_dot_on)) {
+    emlx_qmm_prob ip = *p;
+    int ik = u->ipick(&ip);
+    if (ik != EMLX_QK_GENERIC) {
+      ip.kind = ik;
+      int ppb = ik == EMLX_QK_IA8 || ik == EMLX_QK_IAB ? 1 : 2;
+      int64_t units = ik == EMLX_QK_IAB ? p->K : p->row_bytes; /* of QI_VB per step */
+      ip.xi_row = (units + u->ivb - 1) / u->ivb * (3 * ppb * u->ivb);
+      ip.xs_row = (p->groups + 15) / 16 * 16;
+      size_t n_xi = (size_t)(p->M * ip.xi_row), n_g = (size_t)(p->M * ip.xs_row);
+      prep = emlx__scratch_get(n_xi + 2 * n_g * sizeof(float) + (size_t)p->groups * 8 + 64);
+      if (!prep)
+        return false;
+      float *xsc = (float *)((char *)prep + (n_xi + 63) / 64 * 64), *xs = xsc + n_g;
+      double *inv = (double *)(xs + n_g + (n_g & 1)); /* 8-byte aligned: n_g is even */
+      if (prep_int(&ip, u->ivb, prep, xsc, xs, inv)) {
+        ip.xi = prep;
+        ip.xsc = xsc;
+        ip.xsum = xs;
+        *p = ip;
+      } else {
+        emlx__scratch_put(prep);
+        prep = NULL;
+      }
+    }
+  }
+  if (!prep && p->M > QMM_DECODE_MAX_M) {
     int mr = u->mr;
     int64_t mpad = (p->M + mr - 1) / mr * mr;
     float *xpack = emlx__scratch_get((size_t)(mpad * p->K) * sizeof(float));
@@ -376,8 +491,9 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
     return !atomic_load(&c.failed);
   }
 
-  void *prep = NULL;
-  if (p->transpose && p->kind != EMLX_QK_GENERIC) {
+  if (prep) {
+    /* the integer path: x prepared above */
+  } else if (p->transpose && p->kind != EMLX_QK_GENERIC) {
     int ppb = split_ppb(p->kind), vl = u->vl;
     int64_t chunk = (int64_t)vl * ppb;
     size_t n_xp = (size_t)(p->M * p->K), n_xs = (size_t)(p->M * p->groups);

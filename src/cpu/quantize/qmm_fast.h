@@ -18,6 +18,15 @@
  * sum x); prefill (M large): a block of W is unpacked once into an f32 panel
  * in L1/L2 and a register-blocked FMA micro-kernel reuses it over all rows
  * of x. Nothing dequantized is written to memory beyond those panels.
+ * Integer decode path (transpose, M <= 32, every format but mxfp8; AVX-512
+ * with VNNI + VBMI, or AVX2 for 4-bit codes): x is coded per group of gs
+ * elements in 24 bits (x ~ xsc * c, |c| <= 8355711, xsc = max|x| / 8355711)
+ * and the codes' dot products with x's three int8 parts are exact int32
+ * sums, scaled into f32 per group; a code is off x by at most max|x over its
+ * group| / 16711422 (about f32's rounding of it), so results stay within
+ * the f32 tolerances below. x with NaN, Inf or groups below 2^-100 takes
+ * the f32 path. W streams with software prefetch, 128 KB blocks of rows in
+ * L2 while blocks of 4 x rows run over them.
  * Accumulation is f32; results agree with an f64 dequantize-then-matmul to
  * f32 rounding of the sums (not bit-exact with MLX, whose order differs).
  * The contract with the op side: /work/notes/15_contract.md (issue 15). */
@@ -99,6 +108,15 @@ typedef struct emlx_qmm_prob {
   int kind;          /* EMLX_QK_*: the unit's in-register decoder, or generic */
   const float *xp;   /* decode path, transpose: M x K, x permuted to the unit's lane order */
   const float *xsum; /* decode path, transpose, affine: M x groups sums of x per group */
+  /* integer decode path (kinds EMLX_QK_I*): x per group as 24-bit codes
+   * x ~ xsc * (65536 * h + 256 * m + l), h, m, l int8, in the unit's chunk
+   * order (see qmm_fast.c, prep_int); xsum then holds, per group, the sum of
+   * x (affine) or the sum of the coded x (e2m1). */
+  const int8_t *xi;
+  const float *xsc;
+  int64_t xi_row;  /* bytes of xi per x row */
+  int64_t pf_rows; /* integer decode path: rows ahead to prefetch */
+  int64_t xs_row;  /* floats of xsc (and xsum) per x row: groups rounded up to 16, zeros past */
 } emlx_qmm_prob;
 
 /* In-register decoders of the per-ISA units. */
@@ -109,6 +127,11 @@ enum {
   EMLX_QK_A8,      /* affine 8-bit */
   EMLX_QK_F8,      /* e4m3 */
   EMLX_QK_A2,      /* affine 2-bit, four lanes sets */
+  /* integer dot products (u8 codes times the int8 parts of 24-bit x codes) */
+  EMLX_QK_IA4, /* affine 4-bit: nibble codes */
+  EMLX_QK_IF4, /* e2m1: 2 * value + 12, in 0 .. 24 */
+  EMLX_QK_IA8, /* affine 8-bit: byte codes */
+  EMLX_QK_IAB, /* affine 2, 3, 5, 6-bit: codes unpacked to bytes in natural order */
 };
 
 /* Scales of packed row r, groups [g0, g0 + n), to f32 times p->smul. */
@@ -134,7 +157,21 @@ typedef struct emlx_qmm_isa {
                 int nv, bool first);
   /* emlx_qmm_dequant_row through the unit's decoder (p->kind, p->smul). */
   void (*dequant)(const emlx_qmm_prob *p, int64_t r, int64_t e0, int64_t e1, float *dst);
+  /* Integer decode path (transpose), or NULL. ipick: the EMLX_QK_I* kind for
+   * p (setting p->smul), or EMLX_QK_GENERIC; ivb: bytes of its int vectors
+   * (the chunk of the prepared x); decode_ti: like decode_t, reading p->xi. */
+  int (*ipick)(emlx_qmm_prob *p);
+  int ivb;
+  void (*decode_ti)(const emlx_qmm_prob *p, int64_t n0, int64_t n1);
+  /* Prefill, transpose: a vl x vl block, dst[c * ds + r] = src[r * ss + c],
+   * or NULL (the driver transposes element by element). */
+  void (*tr)(const float *src, int64_t ss, float *dst, int64_t ds);
 } emlx_qmm_isa;
+
+/* Tests: turns the integer decode path off (false) or back on (true, the
+ * default); returns the previous setting. Not thread-safe: call it while
+ * no quantized matmul runs. */
+bool emlx_cpu_qmm_fast_int_dot(bool on);
 
 extern const emlx_qmm_isa emlx_qmm_isa_scalar, emlx_qmm_isa_avx2, emlx_qmm_isa_avx512;
 

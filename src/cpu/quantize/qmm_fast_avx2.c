@@ -1,7 +1,9 @@
 /* quantize/qmm_fast_avx2.c — the AVX2 + FMA unit of the quantized matmul
  * kernels (qmm_fast_body.h): 8 lanes; nibbles and 2-bit codes by mask and
  * shift, e2m1 through a vpshufb table of twice the value (exact int8; the
- * scale carries the 1/2), e4m3 through the f16 bit pattern (MLX's FromFP8). */
+ * scale carries the 1/2), e4m3 through the f16 bit pattern (MLX's FromFP8).
+ * The integer decode path (4-bit codes) multiplies with vpmaddubsw, whose
+ * int16 pair sums cannot saturate for codes <= 24 and int8 x (2 * 24 * 128). */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -73,6 +75,46 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
   out[1] = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(d, 2), m));
   out[2] = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(d, 4), m));
   out[3] = _mm256_cvtepi32_ps(_mm256_srli_epi32(d, 6));
+}
+
+/* ---- integer decode path: vpmaddubsw + vpmaddwd ---- */
+#define QI_VB 32
+#define QI_A8 0 /* 255 * 128 * 2 would saturate vpmaddubsw */
+#define QI_AB 0
+static int qi_ab_ok(void) { return 0; }
+static inline __m256i qi_unpack_bits(__m256i v, __m256i perm, __m256i shift) {
+  (void)perm, (void)shift;
+  return v;
+}
+#define QI_TARGET
+typedef __m256i vi;
+static int qi_ok(void) { return 1; }
+static inline vi qi_zero(void) { return _mm256_setzero_si256(); }
+static inline vi qi_loadu(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
+static inline vi qi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
+static inline vi qi_srli16_4(vi a) { return _mm256_srli_epi16(a, 4); }
+static inline vi qi_set1_8(char c) { return _mm256_set1_epi8(c); }
+static inline vi qi_shuf(vi t, vi i) { return _mm256_shuffle_epi8(t, i); }
+static inline vi qi_add32(vi a, vi b) { return _mm256_add_epi32(a, b); }
+static inline vi qi_slli8(vi a) { return _mm256_slli_epi32(a, 8); }
+static inline vf qi_cvt(vi a) { return _mm256_cvtepi32_ps(a); }
+static inline vf qi_perm(vi idx, vf v) { return _mm256_permutevar8x32_ps(v, idx); }
+static inline vi qi_idx(int off, int sh) {
+  const __m256i l4 = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  return _mm256_srl_epi32(_mm256_add_epi32(l4, _mm256_set1_epi32(off)), _mm_cvtsi32_si128(sh));
+}
+static inline vi qi_f4_lut(void) { /* 2 * e2m1 + 12 */
+  return _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0, 12, 13, 14, 15,
+                          16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
+}
+static inline vf qi_e8m0(const uint8_t *s) {
+  __m256i e = _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)s)), 23);
+  __m256i z = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(e, _mm256_set1_epi32(0x00400000), z));
+}
+static inline vi qi_dot(vi acc, vi w, const int8_t *x) {
+  __m256i pr = _mm256_maddubs_epi16(w, _mm256_loadu_si256((const __m256i *)x));
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(pr, _mm256_set1_epi16(1)));
 }
 
 #include "qmm_fast_body.h"

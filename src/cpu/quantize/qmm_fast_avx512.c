@@ -2,7 +2,9 @@
  * kernels (qmm_fast_body.h): 16 lanes; 4-bit and 2-bit codes go through a
  * 16-entry vpermps table (its index is the low 4 bits of each lane, so a
  * shift alone selects a nibble), 8-bit codes through vpmovzxbd, e4m3 through
- * the f16 bit pattern (MLX's FromFP8). */
+ * the f16 bit pattern (MLX's FromFP8). The integer decode path uses
+ * AVX-512 VNNI (vpdpbusd) and VBMI (2, 3, 5, 6-bit codes unpacked by
+ * vpermb + vpmultishiftqb), where the CPU has them. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -70,6 +72,48 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
   out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 2), t);
   out[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), t);
   out[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 6), t);
+}
+
+/* ---- integer decode path: AVX-512 VNNI ---- */
+#define QI_VB 64
+#define QI_A8 1
+#define QI_AB 1
+#define QI_TARGET __attribute__((target("avx512vnni,avx512vbmi")))
+typedef __m512i vi;
+/* VNNI and VBMI both (Ice Lake, Zen 4 and later; a CPU with VNNI alone takes
+ * the f32 path) */
+static int qi_ok(void) {
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi");
+}
+static int qi_ab_ok(void) { return 1; }
+static inline vi qi_zero(void) { return _mm512_setzero_si512(); }
+static inline vi qi_loadu(const void *p) { return _mm512_loadu_si512(p); }
+static inline vi qi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
+static inline vi qi_srli16_4(vi a) { return _mm512_srli_epi16(a, 4); }
+static inline vi qi_set1_8(char c) { return _mm512_set1_epi8(c); }
+static inline vi qi_shuf(vi t, vi i) { return _mm512_shuffle_epi8(t, i); }
+static inline vi qi_add32(vi a, vi b) { return _mm512_add_epi32(a, b); }
+static inline vi qi_slli8(vi a) { return _mm512_slli_epi32(a, 8); }
+static inline vf qi_cvt(vi a) { return _mm512_cvtepi32_ps(a); }
+static inline vf qi_perm(vi idx, vf v) { return _mm512_permutexvar_ps(idx, v); }
+static inline vi qi_idx(int off, int sh) {
+  const __m512i l4 = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60);
+  return _mm512_srl_epi32(_mm512_add_epi32(l4, _mm512_set1_epi32(off)), _mm_cvtsi32_si128(sh));
+}
+static inline vi qi_f4_lut(void) { /* 2 * e2m1 + 12 */
+  return _mm512_broadcast_i32x4(
+      _mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+}
+static inline vf qi_e8m0(const uint8_t *s) {
+  __m512i e = _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)s)), 23);
+  __mmask16 z = _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
+  return _mm512_castsi512_ps(_mm512_mask_mov_epi32(e, z, _mm512_set1_epi32(0x00400000)));
+}
+static inline __attribute__((target("avx512vbmi"))) vi qi_unpack_bits(vi v, vi perm, vi shift) {
+  return _mm512_multishift_epi64_epi8(shift, _mm512_permutexvar_epi8(perm, v));
+}
+static inline QI_TARGET vi qi_dot(vi acc, vi w, const int8_t *x) {
+  return _mm512_dpbusd_epi32(acc, w, _mm512_loadu_si512(x));
 }
 
 #include "qmm_fast_body.h"

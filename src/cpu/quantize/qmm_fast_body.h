@@ -15,6 +15,18 @@
  *   qf_dec_a2(p, out): QF_VL bytes; out[s] lane j is bits 2s .. 2s+1 of byte j
  *   qf_store_part(c, v, n, add): the first n lanes of v to c (or added)
  *   qf_interleave(a, b, o0, o1): o0, o1 = a0 b0 a1 b1 ... (natural order of a split chunk)
+ * and, for the integer decode path (optional), QI_VB (bytes of vi), QI_TARGET
+ * (the attribute its functions need), QI_A8 (1: 8-bit codes too), qi_ok()
+ * (the CPU has what it needs), vi, qi_zero, qi_loadu, qi_and, qi_srli16_4,
+ * qi_set1_8, qi_shuf (a 16-entry byte table per 128 bits), qi_slli8,
+ * qi_cvt (int32 lanes to vf), qi_dot(acc, w, x): acc + per int32 lane the
+ * sum of 4 products of u8 w and int8 x bytes (x from memory), qi_idx(off,
+ * sh): lanes (off + 4 * lane) >> sh, qi_perm(idx, v): lanes v[idx],
+ * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127);
+ * QI_AB (1: affine 2, 3, 5, 6-bit codes too, where qi_ab_ok()), with
+ * qi_unpack_bits(v, perm, shift): byte j = 8 bits of qword j / 8 of the
+ * bytes of v picked by perm, from bit shift[j];
+ * optionally QF_TR, the unit's emlx_qmm_isa.tr.
  * A chunk is QF_VL bytes of a packed row: QF_VL * ppb codes (ppb codes per
  * byte); the decode path keeps x permuted to the lane order of a chunk
  * (code v of the chunk sits at (v % ppb) * QF_VL + v / ppb). */
@@ -202,6 +214,265 @@ static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
   }
 }
 
+#ifdef QI_VB
+/* ---- decode path, transpose, integer dot products ---------------------------
+ * Codes as u8 (nibbles, or 2 * e2m1 + 12) times x as 24-bit codes per group,
+ * x ~ xsc * (65536 * h + 256 * m + l), h, m, l int8, in int32 lanes: a lane
+ * of a chunk covers 4 code bytes of one group, so per chunk each lane's
+ * exact integer sum, scaled by its group's scale * xsc, goes into f32 (4-bit
+ * codes: |sum| < 2^31 whole; 8-bit: the h part on its own). Biases (affine)
+ * and the offset 12 (e2m1) act through the per-group sums of x. A chunk is
+ * QI_VB bytes of a packed row; the prepared x holds per chunk h of part 0 ..
+ * ppb - 1, then m of each, then l (part s: the codes at s, s + ppb, ...: the
+ * low / high nibbles). */
+
+#define QI_VL (QI_VB / 4) /* int32 lanes: also the groups one scale vector holds */
+#define QI_GC 128         /* groups of scales converted to f32 at a time */
+#define QI_PF_BYTES 16384 /* software prefetch distance (the packed rows ahead) */
+
+static int qi_pick(emlx_qmm_prob *p) {
+  p->smul = 1.0f;
+  if (!qi_ok() || !p->transpose)
+    return EMLX_QK_GENERIC;
+  if (p->mode == EMLX_QMM_AFFINE && p->bits == 4)
+    return EMLX_QK_IA4;
+  if (p->mode == EMLX_QMM_AFFINE && p->bits == 8 && QI_A8)
+    return EMLX_QK_IA8;
+  if (p->mode == EMLX_QMM_AFFINE &&
+      (p->bits == 2 || p->bits == 3 || p->bits == 5 || p->bits == 6) && qi_ab_ok())
+    return EMLX_QK_IAB;
+  if (p->mode == EMLX_QMM_MXFP4 || p->mode == EMLX_QMM_NVFP4) {
+    p->smul = 0.5f;
+    return EMLX_QK_IF4;
+  }
+  return EMLX_QK_GENERIC;
+}
+
+QF_INLINE QI_TARGET vi qi_wload(const uint8_t *w, int64_t left) {
+  if (left >= QI_VB)
+    return qi_loadu(w);
+  uint8_t t[QI_VB] = {0}; /* the row's last, partial chunk */
+  memcpy(t, w, (size_t)left);
+  return qi_loadu(t);
+}
+
+QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
+                                     const int NR, const int MB) {
+  const int ppb = kind == EMLX_QK_IA8 || kind == EMLX_QK_IAB ? 1 : 2;
+  /* a step: QI_VB units; a unit: a code byte (4-bit, 8-bit codes) or a code
+   * (EMLX_QK_IAB: 8 codes of b bits are b bytes, unpacked to a byte each) */
+  const bool ab = kind == EMLX_QK_IAB;
+  const int64_t G = p->groups, rb = p->row_bytes;
+  const int64_t gunits = ab ? p->gs : (int64_t)p->gs * p->bits / 8;
+  const int sh = __builtin_ctzll((unsigned long long)gunits); /* a power of 2 */
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  vi abperm = qi_zero(), abshift = qi_zero();
+  if (ab) { /* qword q: bytes q * b .. of the step; byte k of it: the code at bit k * b */
+    uint8_t t0[QI_VB], t1[QI_VB];
+    for (int j = 0; j < QI_VB; j++) {
+      int q = j / 8, k = j % 8;
+      t0[j] = (uint8_t)(q * p->bits + (k < p->bits ? k : p->bits - 1));
+      t1[j] = (uint8_t)(k * p->bits);
+    }
+    abperm = qi_loadu(t0);
+    abshift = qi_loadu(t1);
+  }
+  const vi abmask = qi_set1_8((char)((1 << p->bits) - 1));
+  const uint8_t *wr[4];
+  const int8_t *xq[4];
+  const float *xs[4], *xc[4];
+  const uint8_t *pw[4]; /* the rows to prefetch: p->pf_rows ahead (or this one, at the end) */
+  for (int r = 0; r < NR; r++) {
+    wr[r] = (const uint8_t *)p->w + (n + r) * rb;
+    pw[r] = n + r + p->pf_rows < p->rows ? wr[r] + p->pf_rows * rb : wr[r];
+  }
+  for (int i = 0; i < MB; i++) {
+    xq[i] = p->xi + (m0 + i) * p->xi_row;
+    xs[i] = p->xsum + (m0 + i) * p->xs_row;
+    xc[i] = p->xsc + (m0 + i) * p->xs_row;
+  }
+  const vi m4 = qi_set1_8(0x0f);
+  const vi lut = qi_f4_lut();
+  vf acc[4][4], bacc[4][4], hacc[4][4]; /* hacc: the h parts of 8-bit codes, / 65536 */
+  for (int r = 0; r < NR; r++)
+    for (int i = 0; i < MB; i++)
+      acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero();
+  float sb[4][QI_GC], bb[4][QI_GC]; /* f32 scales (and biases) of QI_GC groups */
+  for (int64_t g0 = 0; g0 < G; g0 += QI_VL) {
+    const int ng = (int)(G - g0 < QI_VL ? G - g0 : QI_VL);
+    const int64_t gc = g0 % QI_GC;
+    if (gc == 0) {
+      const int64_t nc = G - g0 < QI_GC ? G - g0 : QI_GC, ncp = (nc + QI_VL - 1) / QI_VL * QI_VL;
+      for (int r = 0; r < NR; r++) {
+        if (n + r + p->pf_rows < p->rows) { /* the scales (and biases) of a row ahead */
+          int64_t es = p->sdt == EMLX_UINT8 ? 1 : p->sdt == EMLX_FLOAT32 ? 4 : 2;
+          int64_t at = ((n + r + p->pf_rows) * G + g0) * es;
+          for (int64_t o = 0; o < nc * es; o += 64) {
+            _mm_prefetch((const char *)p->scales + at + o, _MM_HINT_T0);
+            if (affine)
+              _mm_prefetch((const char *)p->biases + at + o, _MM_HINT_T0);
+          }
+        }
+        int64_t done = 0;
+        if (p->sdt == EMLX_UINT8 && p->mode == EMLX_QMM_MXFP4) { /* e8m0, in vectors */
+          const uint8_t *sc8 = (const uint8_t *)p->scales + (n + r) * G + g0;
+          for (; done + QI_VL <= nc; done += QI_VL)
+            qf_store(sb[r] + done, qf_mul(qi_e8m0(sc8 + done), qf_set1(p->smul)));
+        }
+        if (done < nc)
+          emlx_qmm_load_scales(p, n + r, g0 + done, nc - done, sb[r] + done);
+        memset(sb[r] + nc, 0, (size_t)(ncp - nc) * sizeof(float));
+        if (affine) {
+          emlx_qmm_load_biases(p, n + r, g0, nc, bb[r]);
+          memset(bb[r] + nc, 0, (size_t)(ncp - nc) * sizeof(float));
+        }
+      }
+    }
+    vf cs[4][4];
+    for (int r = 0; r < NR; r++) {
+      vf vs = qf_load(sb[r] + gc);
+      /* e2m1: the offset 12 of the codes, through the sums of the coded x */
+      vf vb = affine ? qf_load(bb[r] + gc) : qf_mul(vs, qf_set1(-12.0f));
+      for (int i = 0; i < MB; i++) {
+        cs[r][i] = qf_mul(vs, qf_load(xc[i] + g0));
+        bacc[r][i] = qf_fma(vb, qf_load(xs[i] + g0), bacc[r][i]);
+      }
+    }
+    const int64_t u0 = g0 * gunits, u1 = (g0 + ng) * gunits;
+    for (int64_t u = u0; u < u1; u += QI_VB) {
+      const vi idx = qi_idx((int)(u - u0), sh);
+      const int64_t b = ab ? u * p->bits / 8 : u; /* byte offset in the row */
+      vi w[4][2];
+      for (int r = 0; r < NR; r++) {
+        _mm_prefetch((const char *)pw[r] + b, _MM_HINT_T0);
+        vi raw = qi_wload(wr[r] + b, rb - b);
+        if (ab) {
+          w[r][0] = qi_and(qi_unpack_bits(raw, abperm, abshift), abmask);
+        } else if (ppb == 1) {
+          w[r][0] = raw;
+        } else {
+          w[r][0] = qi_and(raw, m4);
+          w[r][1] = qi_and(qi_srli16_4(raw), m4);
+          if (kind == EMLX_QK_IF4) {
+            w[r][0] = qi_shuf(lut, w[r][0]);
+            w[r][1] = qi_shuf(lut, w[r][1]);
+          }
+        }
+      }
+      const int64_t xo = u / QI_VB * (3 * ppb * QI_VB);
+      for (int i = 0; i < MB; i++) {
+        const int8_t *x = xq[i] + xo;
+        for (int r = 0; r < NR; r++) {
+          const vf sc = qi_perm(idx, cs[r][i]);
+          /* three independent chains (h, m, l), joined by shifts */
+          vi h = qi_dot(qi_zero(), w[r][0], x);
+          vi m = qi_dot(qi_zero(), w[r][0], x + ppb * QI_VB);
+          vi ml = qi_dot(qi_zero(), w[r][0], x + 2 * ppb * QI_VB);
+          if (ppb == 2) {
+            h = qi_dot(h, w[r][1], x + QI_VB);
+            m = qi_dot(m, w[r][1], x + 3 * QI_VB);
+            ml = qi_dot(ml, w[r][1], x + 5 * QI_VB);
+            m = qi_add32(m, qi_slli8(h));
+          }
+          ml = qi_add32(ml, qi_slli8(m));
+          acc[r][i] = qf_fma(qi_cvt(ml), sc, acc[r][i]);
+          if (ppb == 1) /* 8-bit codes: h * 65536 would not fit in int32 */
+            hacc[r][i] = qf_fma(qi_cvt(h), sc, hacc[r][i]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < NR; r++)
+    for (int i = 0; i < MB; i++)
+      p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) +
+                               (ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i]) : 0.0f) +
+                               qf_hsum(bacc[r][i]);
+}
+
+#define QI_DT_SHAPE(kind, name, NRv, MBv)                                                          \
+  static __attribute__((noinline))                                                                 \
+  QI_TARGET void qi_dt_##kind##_##name(const emlx_qmm_prob *p, int64_t n, int64_t m0) {            \
+    qi_dt_block(p, n, m0, kind, NRv, MBv);                                                         \
+  }
+#define QI_DT_KIND(kind)                                                                           \
+  QI_DT_SHAPE(kind, w4, QF_NR_OF(4), 4)                                                            \
+  QI_DT_SHAPE(kind, n4, 1, 4)                                                                      \
+  QI_DT_SHAPE(kind, w2, QF_NR_OF(2), 2)                                                            \
+  QI_DT_SHAPE(kind, n2, 1, 2)                                                                      \
+  QI_DT_SHAPE(kind, w1, QF_NR_OF(1), 1)                                                            \
+  QI_DT_SHAPE(kind, n1, 1, 1)                                                                      \
+  static void qi_dt_##kind(const emlx_qmm_prob *p, int64_t n, int64_t m0, int nr, int mb) {        \
+    if (mb == 4) {                                                                                 \
+      if (nr == QF_NR_OF(4))                                                                       \
+        qi_dt_##kind##_w4(p, n, m0);                                                               \
+      else                                                                                         \
+        qi_dt_##kind##_n4(p, n, m0);                                                               \
+    } else if (mb == 2) {                                                                          \
+      if (nr == QF_NR_OF(2))                                                                       \
+        qi_dt_##kind##_w2(p, n, m0);                                                               \
+      else                                                                                         \
+        qi_dt_##kind##_n2(p, n, m0);                                                               \
+    } else {                                                                                       \
+      if (nr == QF_NR_OF(1))                                                                       \
+        qi_dt_##kind##_w1(p, n, m0);                                                               \
+      else                                                                                         \
+        qi_dt_##kind##_n1(p, n, m0);                                                               \
+    }                                                                                              \
+  }
+QI_DT_KIND(EMLX_QK_IA4)
+QI_DT_KIND(EMLX_QK_IF4)
+#if QI_A8
+QI_DT_KIND(EMLX_QK_IA8)
+#endif
+#if QI_AB
+QI_DT_KIND(EMLX_QK_IAB)
+#endif
+
+/* Bytes of W rows per block: a block of W rows stays in L2 while every
+ * block of (up to 4) x rows runs over it. */
+#define QI_WBLOCK (128 * 1024)
+
+static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
+  void (*blk)(const emlx_qmm_prob *, int64_t, int64_t, int, int) = qi_dt_EMLX_QK_IA4;
+  if (p->kind == EMLX_QK_IF4)
+    blk = qi_dt_EMLX_QK_IF4;
+#if QI_A8
+  if (p->kind == EMLX_QK_IA8)
+    blk = qi_dt_EMLX_QK_IA8;
+#endif
+#if QI_AB
+  if (p->kind == EMLX_QK_IAB)
+    blk = qi_dt_EMLX_QK_IAB;
+#endif
+  emlx_qmm_prob pp = *p; /* prefetch QI_PF_BYTES ahead, in whole rows */
+  pp.pf_rows = (QI_PF_BYTES + p->row_bytes - 1) / p->row_bytes;
+  p = &pp;
+  const int nrb = QF_NR_OF(p->M >= 4 ? 4 : p->M >= 2 ? 2 : 1);
+  int64_t nb = QI_WBLOCK / p->row_bytes / nrb * nrb;
+  nb = nb < nrb ? nrb : nb;
+  for (int64_t b0 = n0; b0 < n1; b0 += nb) {
+    const int64_t b1 = n1 - b0 < nb ? n1 : b0 + nb;
+    for (int64_t m0 = 0; m0 < p->M;) {
+      const int64_t left = p->M - m0;
+      const int mb = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      for (int64_t n = b0; n < b1;) {
+        const int nr = b1 - n >= nrb ? nrb : 1;
+        if (nr == 1 || nr == QF_NR_OF(mb))
+          blk(p, n, m0, nr, mb);
+        else
+          for (int j = 0; j < nr; j++)
+            blk(p, n + j, m0, 1, mb);
+        n += nr;
+      }
+      m0 += mb;
+    }
+  }
+}
+#define QI_FIELDS qi_pick, QI_VB, qi_decode_t
+#else
+#define QI_FIELDS NULL, 0, NULL
+#endif
+
 /* ---- decode path, !transpose: out columns [c0, c1), KB rows of W a step -- */
 
 #define QF_CW 1024 /* output columns accumulated at a time */
@@ -366,5 +637,8 @@ static void qf_micro(int64_t kc, const float *ap, const float *bp, float *const 
   }
 }
 
-const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,       QF_MR,    QF_NR,     qf_pick,
-                              qf_decode_t, qf_decode_n, qf_micro, qf_dequant};
+#ifndef QF_TR
+#define QF_TR NULL
+#endif
+const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,    QF_MR,      QF_NR,     qf_pick, qf_decode_t,
+                              qf_decode_n, qf_micro, qf_dequant, QI_FIELDS, QF_TR};
