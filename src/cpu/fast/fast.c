@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "cpu.h"
 #include "fast/kernels.h"
 #include "fast_isa.h"
@@ -149,6 +150,7 @@ typedef struct norm_job {
   const float *w, *b;
   int op;
   float eps;
+  bool bf16; /* contiguous bf16 rows in, bf16 out */
   atomic_int failed;
 } norm_job;
 
@@ -161,6 +163,22 @@ static void norm_rows(void *ctx, int64_t r0, int64_t r1) {
     return;
   }
   float *xt = scratch, *yt = scratch + n + 16;
+  if (j->bf16) { /* contiguous bf16 in and out: converted in registers */
+    const uint16_t *xb = (const uint16_t *)j->x.base;
+    uint16_t *yb = (uint16_t *)j->y.base;
+    for (int64_t r = r0; r < r1; r++) {
+      const uint16_t *x = xb + r * n;
+      float m = 0.0f, v;
+      if (j->op == EMLX_FAST_RMS_NORM) {
+        v = j->t->sumsq_bf16(x, n) / (float)n;
+      } else {
+        m = j->t->sum_bf16(x, n) / (float)n;
+        v = j->t->sqdev_bf16(x, n, m) / (float)n;
+      }
+      j->t->norm_bf16(x, n, m, 1.0f / sqrtf(v + j->eps), j->w, j->b, yb + r * n);
+    }
+    r1 = r0; /* done */
+  }
   for (int64_t r = r0; r < r1; r++) {
     const float *x = fast_row_load(&j->x, r, 0, n, xt);
     float m = 0.0f, v;
@@ -191,6 +209,7 @@ int emlx_cpu_fast_norm(const emlx_node *node, emlx_array *const *inputs,
   norm_job j = {.t = fast_table(), .op = p->op, .eps = p->eps};
   fast_rows_init(&j.x, inputs[0]);
   fast_out_init(&j.y, out);
+  j.bf16 = j.x.load_bf16 && j.y.store_bf16;
   int k = 1;
   float *w = p->has_weight ? fast_vec_f32(inputs[k++]) : NULL;
   float *b = p->has_bias ? fast_vec_f32(inputs[k++]) : NULL;
@@ -219,6 +238,7 @@ typedef struct rope_job {
   bool per_batch;     /* the table has B * T rows */
   const int64_t *pos; /* offsets ({B} or one) or positions ({B, T}) as int64 */
   int64_t npos;       /* elements of pos */
+  bool bf16;          /* contiguous bf16 rows in, bf16 out */
   const float *inv;   /* inverse frequencies, half */
   float *cs;          /* per table row: half cosines, then half sines */
   atomic_int failed;
@@ -253,6 +273,17 @@ static void rope_rows(void *ctx, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; r++) {
     int64_t t = (r / j->inner_t) % j->T, b = r / j->inner_b;
     const float *c = j->cs + (j->per_batch ? b * j->T + t : t) * 2 * j->half, *s = c + j->half;
+    if (j->bf16) { /* contiguous bf16 in and out: converted in registers */
+      const uint16_t *x = (const uint16_t *)j->x.base + r * D;
+      uint16_t *y = (uint16_t *)j->y.base + r * D;
+      if (j->p->traditional)
+        j->t->rope_inter_bf16(x, j->half, c, s, y);
+      else
+        j->t->rope_half_bf16(x, j->half, c, s, y);
+      for (int64_t d = dims; d < D; d++) /* through float32, as the staged path */
+        y[d] = emlx_cv_f32_to_bf16(emlx_cv_bf16_to_f32(x[d]));
+      continue;
+    }
     const float *x = fast_row_load(&j->x, r, 0, D, xt);
     float *y = fast_out_ptr(&j->y, r * D, yt);
     if (j->p->traditional)
@@ -280,6 +311,7 @@ int emlx_cpu_fast_rope(const emlx_node *node, emlx_array *const *inputs,
   rope_job j = {.t = fast_table(), .p = p, .D = x->shape[x->ndim - 1], .half = p->dims / 2};
   fast_rows_init(&j.x, x);
   fast_out_init(&j.y, out);
+  j.bf16 = j.x.load_bf16 && j.y.store_bf16;
   int sa = p->seq_axis;
   j.T = x->shape[sa];
   j.inner_t = 1;
@@ -368,7 +400,7 @@ static void swiglu_pieces(void *ctx, int64_t k0, int64_t k1) {
     const float *g = fast_row_load(&j->g, r, lo, m, scratch);
     const float *u = fast_row_load(&j->u, r, lo, m, scratch + FAST_SEG);
     float *y = fast_out_ptr(&j->y, r * n + lo, scratch + 2 * FAST_SEG);
-    j->t->swiglu(g, u, m, y);
+    (j->y.store_bf16 ? j->t->swiglu_lp : j->t->swiglu)(g, u, m, y);
     fast_out_store(&j->y, r * n + lo, y, m);
   }
   emlx__scratch_put(scratch);
