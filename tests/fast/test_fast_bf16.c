@@ -11,6 +11,8 @@
  * subnormals and halfway cases of the final rounding, so the NaN rule of
  * the rounding and its fast path both run.
  *
+ * swiglu runs with EMLX_FAST_NT_BYTES=0: its streaming-store loops (used
+ * for outputs far larger than the caches) on every aligned output here.
  * swiglu's bf16 results use exp's degree-4 polynomial (fast_body.h): they
  * must stay within one rounding of the float64 value (half an ulp plus
  * 1e-5 relative) and equal its correctly rounded value in >= 99% of cases. */
@@ -277,10 +279,43 @@ static void test_swiglu(void) {
   }
 }
 
+/* swiglu's streaming stores (outputs >= EMLX_FAST_NT_BYTES, set to 0 in
+ * main: every aligned output here) in float32, against float64: exp's
+ * 2 ulp, the product and the division */
+static void test_swiglu_f32_stream(void) {
+  tu_rng r = {45};
+  const int64_t lens[] = {15, 16, 17, 4096 * 2 + 9};
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    int64_t n = lens[li], shape[2] = {3, n};
+    double *gv = malloc((size_t)(3 * n) * sizeof(double)), *uv = malloc((size_t)(3 * n) * sizeof(double));
+    for (int64_t i = 0; i < 3 * n; i++) {
+      gv[i] = tu_quant(EMLX_FLOAT32, tu_uniform(&r, -12.0, 12.0));
+      uv[i] = tu_quant(EMLX_FLOAT32, tu_uniform(&r, -3.0, 3.0));
+    }
+    emlx_array *g = tu_make(EMLX_FLOAT32, shape, 2, gv), *u = tu_make(EMLX_FLOAT32, shape, 2, uv);
+    emlx_array *y = emlx_fast_swiglu(g, u);
+    double *got = y ? tu_read(y) : NULL;
+    int64_t bad = -1;
+    for (int64_t i = 0; got && i < 3 * n && bad < 0; i++) {
+      double ref = gv[i] * uv[i] / (1.0 + exp(-gv[i]));
+      if (!(fabs(got[i] - ref) <= 8.0 * 0x1p-24 * fabs(ref) + 1e-37))
+        bad = i;
+    }
+    CHECK_MSG(got && bad < 0, "swiglu f32, streaming stores, n=%lld: within 8 ulp (first miss at %lld)",
+              (long long)n, (long long)bad);
+    free(got), free(gv), free(uv);
+    emlx_release(g), emlx_release(u), emlx_release(y);
+  }
+}
+
 int main(void) {
+  /* swiglu: the streaming-store loops for every output (the bf16 cases
+   * then hold them against the staged path, which never streams) */
+  setenv("EMLX_FAST_NT_BYTES", "0", 1);
   test_norms();
   test_rope();
   test_rope_nan_freq();
   test_swiglu();
+  test_swiglu_f32_stream();
   return tu_finish();
 }

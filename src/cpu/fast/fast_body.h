@@ -252,33 +252,65 @@ __attribute__((always_inline)) static inline fb_vf fb_swiglu_core(fb_vf gv, fb_v
 static inline fb_vf fb_swiglu_v(fb_vf gv, fb_vf uv) { return fb_swiglu_core(gv, uv, 0); }
 static inline fb_vf fb_swiglu_lp(fb_vf gv, fb_vf uv) { return fb_swiglu_core(gv, uv, 1); }
 
+/* Streaming (non-temporal) vector stores for outputs far larger than the
+ * caches: the line is written without being read first. p must be aligned
+ * to the vector (the callers check); fb_stream_fence orders them. */
+#if defined(__AVX512F__)
+#define FB_STREAM(p, v) _mm512_stream_si512((void *)(p), (__m512i)(v))
+#define FB_FENCE() _mm_sfence()
+#elif defined(__AVX2__)
+#define FB_STREAM(p, v) _mm256_stream_si256((__m256i *)(p), (__m256i)(v))
+#define FB_FENCE() _mm_sfence()
+#else
+#define FB_STREAM(p, v) (*(fb_vu_u *)(p) = (fb_vu)(v))
+#define FB_FENCE() ((void)0)
+#endif
+
 /* 2 * FB_VL bfloat16 of swiglu: even and odd elements as two vectors. */
-static inline void fb_swiglu_bf16_step(const uint16_t *g, const uint16_t *u, uint16_t *y) {
+__attribute__((always_inline)) static inline void
+fb_swiglu_bf16_step(const uint16_t *g, const uint16_t *u, uint16_t *y, const int NT) {
   fb_vu gw = *(const fb_vu_u *)g, uw = *(const fb_vu_u *)u;
   fb_vf ye = fb_swiglu_lp((fb_vf)(gw << 16), (fb_vf)(uw << 16));
   fb_vf yo = fb_swiglu_lp((fb_vf)(gw & FB_HI16), (fb_vf)(uw & FB_HI16));
-  *(fb_vu_u *)y = (fb_bf16_hi_num((fb_vu)ye) >> 16) | fb_bf16_hi_num((fb_vu)yo);
+  fb_vu w = (fb_bf16_hi_num((fb_vu)ye) >> 16) | fb_bf16_hi_num((fb_vu)yo);
+  if (NT)
+    FB_STREAM(y, w);
+  else
+    *(fb_vu_u *)y = w;
 }
 
-static void swiglu_bf16(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y) {
-  int64_t i = 0;
-  for (; i + 2 * FB_VL <= n; i += 2 * FB_VL)
-    fb_swiglu_bf16_step(g + i, u + i, y + i);
-  if (i < n) { /* the tail through the same vector code */
-    uint16_t gt[2 * FB_VL] = {0}, ut[2 * FB_VL] = {0}, yt[2 * FB_VL];
-    for (int64_t k = 0; k < n - i; k++)
-      gt[k] = g[i + k], ut[k] = u[i + k];
-    fb_swiglu_bf16_step(gt, ut, yt);
-    for (int64_t k = 0; k < n - i; k++)
-      y[i + k] = yt[k];
+/* NT: y is aligned to the vector and the body streams its stores */
+#define FB_SWIGLU_BF16(name, NT)                                                                   \
+  static void name(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y) {                 \
+    int64_t i = 0;                                                                                 \
+    for (; i + 2 * FB_VL <= n; i += 2 * FB_VL)                                                     \
+      fb_swiglu_bf16_step(g + i, u + i, y + i, NT);                                                \
+    if (NT)                                                                                        \
+      FB_FENCE();                                                                                  \
+    if (i < n) { /* the tail through the same vector code */                                      \
+      uint16_t gt[2 * FB_VL] = {0}, ut[2 * FB_VL] = {0}, yt[2 * FB_VL];                            \
+      for (int64_t k = 0; k < n - i; k++)                                                          \
+        gt[k] = g[i + k], ut[k] = u[i + k];                                                        \
+      fb_swiglu_bf16_step(gt, ut, yt, 0);                                                          \
+      for (int64_t k = 0; k < n - i; k++)                                                          \
+        y[i + k] = yt[k];                                                                          \
+    }                                                                                              \
   }
-}
+FB_SWIGLU_BF16(swiglu_bf16, 0)
+FB_SWIGLU_BF16(swiglu_bf16_nt, 1)
 
-#define FB_SWIGLU_F32(name, fn)                                                                    \
+#define FB_SWIGLU_F32(name, fn, NT)                                                                \
   static void name(const float *g, const float *u, int64_t n, float *y) {                          \
     int64_t i = 0;                                                                                 \
-    for (; i + FB_VL <= n; i += FB_VL)                                                             \
-      FB_VSTORE(y + i, fn(FB_VLOAD(g + i), FB_VLOAD(u + i)));                                      \
+    for (; i + FB_VL <= n; i += FB_VL) {                                                           \
+      fb_vf v = fn(FB_VLOAD(g + i), FB_VLOAD(u + i));                                              \
+      if (NT)                                                                                      \
+        FB_STREAM(y + i, v);                                                                       \
+      else                                                                                         \
+        FB_VSTORE(y + i, v);                                                                       \
+    }                                                                                              \
+    if (NT)                                                                                        \
+      FB_FENCE();                                                                                  \
     if (i < n) { /* the tail through the same vector code */                                      \
       float gt[FB_VL] = {0}, ut[FB_VL] = {0}, yt[FB_VL];                                           \
       for (int64_t k = 0; k < n - i; k++)                                                          \
@@ -288,8 +320,9 @@ static void swiglu_bf16(const uint16_t *g, const uint16_t *u, int64_t n, uint16_
         y[i + k] = yt[k];                                                                          \
     }                                                                                              \
   }
-FB_SWIGLU_F32(swiglu, fb_swiglu_v)
-FB_SWIGLU_F32(swiglu_lp, fb_swiglu_lp)
+FB_SWIGLU_F32(swiglu, fb_swiglu_v, 0)
+FB_SWIGLU_F32(swiglu_nt, fb_swiglu_v, 1)
+FB_SWIGLU_F32(swiglu_lp, fb_swiglu_lp, 0)
 
 /* ---- bfloat16 rows in and out, converted in registers ---------------------------- */
 /* The same values as converting the row to float32 (load_bf16), running the
@@ -443,6 +476,8 @@ const emlx_cpu_fast_table EMLX_ISA_NAME(emlx_cpu_fast) = {
     .swiglu = swiglu,
     .swiglu_bf16 = swiglu_bf16,
     .swiglu_lp = swiglu_lp,
+    .swiglu_nt = swiglu_nt,
+    .swiglu_bf16_nt = swiglu_bf16_nt,
     .rope_angles = rope_angles,
     .load_bf16 = load_bf16,
     .store_bf16 = store_bf16,

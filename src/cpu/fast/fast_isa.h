@@ -32,6 +32,10 @@ typedef struct emlx_cpu_fast_table {
    * and store_bf16 */
   void (*swiglu_bf16)(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y);
   void (*swiglu_lp)(const float *g, const float *u, int64_t n, float *y);
+  /* swiglu and swiglu_bf16 with streaming stores, for outputs far larger
+   * than the caches: y aligned to 64 bytes, not g or u; the same values */
+  void (*swiglu_nt)(const float *g, const float *u, int64_t n, float *y);
+  void (*swiglu_bf16_nt)(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y);
   /* c[i], s[i] = cos, sin of the float32 angle pos * inv[i], i < half */
   void (*rope_angles)(float pos, const float *inv, int64_t half, float *c, float *s);
   /* bfloat16 <-> float32 of contiguous runs (the cast table's rounding) */
