@@ -63,8 +63,10 @@ static bool same_bits(const char *what, emlx_array *a, emlx_array *b) {
       if (x[i] != y[i])
         bad = i;
   bool ok = x && y && n == emlx_size(b) && bad < 0;
-  CHECK_MSG(ok, "%s: contiguous and staged paths agree bit for bit (first difference at %lld: %04x vs %04x)",
-            what, (long long)bad, bad >= 0 ? x[bad] : 0, bad >= 0 ? y[bad] : 0);
+  CHECK_MSG(
+      ok,
+      "%s: contiguous and staged paths agree bit for bit (first difference at %lld: %04x vs %04x)",
+      what, (long long)bad, bad >= 0 ? x[bad] : 0, bad >= 0 ? y[bad] : 0);
   free(x), free(y);
   return ok;
 }
@@ -87,8 +89,9 @@ static void near_ref(const char *what, emlx_array *got, const double *ref, int64
       bad = i;
     off += g[i] != tu_round_bf16(ref[i]);
   }
-  CHECK_MSG(bad < 0, "%s: within half an ulp of the float64 value (first miss at %lld: %.9g vs %.9g)",
-            what, (long long)bad, bad >= 0 ? tu_bf16_decode(g[bad]) : 0.0, bad >= 0 ? ref[bad] : 0.0);
+  CHECK_MSG(bad < 0,
+            "%s: within half an ulp of the float64 value (first miss at %lld: %.9g vs %.9g)", what,
+            (long long)bad, bad >= 0 ? tu_bf16_decode(g[bad]) : 0.0, bad >= 0 ? ref[bad] : 0.0);
   CHECK_MSG((double)off <= off_frac * (double)cnt,
             "%s: %lld of %lld values not the correctly rounded reference", what, (long long)off,
             (long long)cnt);
@@ -117,8 +120,9 @@ static void test_norms(void) {
       }
       char what[80];
       snprintf(what, sizeof what, "%s n=%lld",
-               op < 2 ? (op ? "rms_norm, no weight" : "rms_norm") : op == 2 ? "layer_norm"
-                                                                           : "layer_norm_no_bias",
+               op < 2    ? (op ? "rms_norm, no weight" : "rms_norm")
+               : op == 2 ? "layer_norm"
+                         : "layer_norm_no_bias",
                (long long)n);
       same_bits(what, y[0], y[1]);
       /* the first row holds no specials: against float64 */
@@ -230,7 +234,8 @@ static void test_swiglu(void) {
   const int64_t lens[] = {1, 15, 31, 32, 33, 4096 + 45};
   for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
     int64_t n = lens[li], rows = 5;
-    double *gv = values(&r, rows, n, -12.0, 12.0, n > 1), *uv = values(&r, rows, n, -3.0, 3.0, n > 1);
+    double *gv = values(&r, rows, n, -12.0, 12.0, n > 1),
+           *uv = values(&r, rows, n, -3.0, 3.0, n > 1);
     emlx_array *gc, *gs, *uc, *us;
     both(gv, rows, n, &gc, &gs);
     both(uv, rows, n, &uc, &us);
@@ -287,7 +292,8 @@ static void test_swiglu_f32_stream(void) {
   const int64_t lens[] = {15, 16, 17, 4096 * 2 + 9};
   for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
     int64_t n = lens[li], shape[2] = {3, n};
-    double *gv = malloc((size_t)(3 * n) * sizeof(double)), *uv = malloc((size_t)(3 * n) * sizeof(double));
+    double *gv = malloc((size_t)(3 * n) * sizeof(double)),
+           *uv = malloc((size_t)(3 * n) * sizeof(double));
     for (int64_t i = 0; i < 3 * n; i++) {
       gv[i] = tu_quant(EMLX_FLOAT32, tu_uniform(&r, -12.0, 12.0));
       uv[i] = tu_quant(EMLX_FLOAT32, tu_uniform(&r, -3.0, 3.0));
@@ -301,7 +307,8 @@ static void test_swiglu_f32_stream(void) {
       if (!(fabs(got[i] - ref) <= 8.0 * 0x1p-24 * fabs(ref) + 1e-37))
         bad = i;
     }
-    CHECK_MSG(got && bad < 0, "swiglu f32, streaming stores, n=%lld: within 8 ulp (first miss at %lld)",
+    CHECK_MSG(got && bad < 0,
+              "swiglu f32, streaming stores, n=%lld: within 8 ulp (first miss at %lld)",
               (long long)n, (long long)bad);
     free(got), free(gv), free(uv);
     emlx_release(g), emlx_release(u), emlx_release(y);

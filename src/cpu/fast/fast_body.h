@@ -190,7 +190,9 @@ static inline void fb_bf16_narrow(uint16_t *p, fb_vu h) {
 }
 #endif
 /* rounded without the NaN rule (see fb_bf16_hi_num) / with it */
-static inline void fb_bf16_store(uint16_t *p, fb_vf v) { fb_bf16_narrow(p, fb_bf16_hi_num((fb_vu)v)); }
+static inline void fb_bf16_store(uint16_t *p, fb_vf v) {
+  fb_bf16_narrow(p, fb_bf16_hi_num((fb_vu)v));
+}
 static inline void fb_bf16_store_nan(uint16_t *p, fb_vf v) {
   fb_bf16_narrow(p, fb_any_nan(v, v) ? fb_bf16_hi((fb_vu)v) : fb_bf16_hi_num((fb_vu)v));
 }
@@ -287,7 +289,7 @@ fb_swiglu_bf16_step(const uint16_t *g, const uint16_t *u, uint16_t *y, const int
       fb_swiglu_bf16_step(g + i, u + i, y + i, NT);                                                \
     if (NT)                                                                                        \
       FB_FENCE();                                                                                  \
-    if (i < n) { /* the tail through the same vector code */                                      \
+    if (i < n) { /* the tail through the same vector code */                                       \
       uint16_t gt[2 * FB_VL] = {0}, ut[2 * FB_VL] = {0}, yt[2 * FB_VL];                            \
       for (int64_t k = 0; k < n - i; k++)                                                          \
         gt[k] = g[i + k], ut[k] = u[i + k];                                                        \
@@ -311,7 +313,7 @@ FB_SWIGLU_BF16(swiglu_bf16_nt, 1)
     }                                                                                              \
     if (NT)                                                                                        \
       FB_FENCE();                                                                                  \
-    if (i < n) { /* the tail through the same vector code */                                      \
+    if (i < n) { /* the tail through the same vector code */                                       \
       float gt[FB_VL] = {0}, ut[FB_VL] = {0}, yt[FB_VL];                                           \
       for (int64_t k = 0; k < n - i; k++)                                                          \
         gt[k] = g[i + k], ut[k] = u[i + k];                                                        \

@@ -47,8 +47,8 @@ typedef struct emlx_cpu_fast_table {
   float (*sumsq_bf16)(const uint16_t *x, int64_t n);
   float (*sum_bf16)(const uint16_t *x, int64_t n);
   float (*sqdev_bf16)(const uint16_t *x, int64_t n, float m);
-  void (*norm_bf16)(const uint16_t *x, int64_t n, float m, float r, const float *w,
-                    const float *b, uint16_t *y);
+  void (*norm_bf16)(const uint16_t *x, int64_t n, float m, float r, const float *w, const float *b,
+                    uint16_t *y);
   void (*rope_half_bf16)(const uint16_t *x, int64_t half, const float *c, const float *s,
                          uint16_t *y);
   void (*rope_inter_bf16)(const uint16_t *x, int64_t half, const float *c, const float *s,
