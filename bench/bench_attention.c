@@ -14,7 +14,9 @@
  *                     rep (the 512 MiB stream buffer read again, untimed):
  *                     K/V (16-32 MiB) fit in a large L3, so the hot cases
  *                     may beat DRAM; these read K/V from memory, the figure
- *                     to hold against stream
+ *                     to hold against stream. Each rep is paired with a
+ *                     cold read of as many bytes (pct_cold_stream, see
+ *                     run_decode_cold)
  *
  * Each decode line also prints pct_stream (gb_s over the stream figure of
  * the same run). bench/bench_attention_peers.py runs this program and the
@@ -196,6 +198,17 @@ static int run_kv_decode(const bench_options *opt) {
 }
 
 /* ---- decode with the caches evicted ---------------------------------------------- */
+/* Each rep: evict the caches (read the 512 MiB stream buffer, one word per
+ * line: every line of a buffer 16x this machine's L3), time a cold
+ * streaming read of a yardstick buffer holding as many bytes as K and V
+ * (an emlx array too, so the same huge pages; every pool thread reads its
+ * slice, started together behind a barrier), evict again, time the decode.
+ * pct_cold_stream is the median over reps of the yardstick's time over the
+ * decode's: both read the same bytes from memory a moment apart, so the
+ * ratio holds on a loaded machine where either time alone drifts.
+ * pct_cold_best is the fastest yardstick over the fastest decode (the reps
+ * least disturbed by other load). pct_stream compares with the 512 MiB
+ * stream figure instead. */
 
 #define EVICT_BYTES STREAM_BYTES
 
@@ -206,21 +219,78 @@ static uint64_t evict_caches(void) {
   return s;
 }
 
+typedef struct cold_job {
+  const uint64_t *buf;
+  size_t n; /* words */
+  int nthreads;
+  pthread_barrier_t go;
+  uint64_t sums[256];
+} cold_job;
+
+static void *cold_thread(void *arg) {
+  void **a = arg;
+  cold_job *j = a[0];
+  int t = (int)(intptr_t)a[1];
+  size_t lo = j->n * (size_t)t / (size_t)j->nthreads,
+         hi = j->n * (size_t)(t + 1) / (size_t)j->nthreads;
+  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+  pthread_barrier_wait(&j->go);
+  for (size_t i = lo; i + 8 <= hi; i += 8) {
+    s0 += j->buf[i], s1 += j->buf[i + 1], s2 += j->buf[i + 2], s3 += j->buf[i + 3];
+    s4 += j->buf[i + 4], s5 += j->buf[i + 5], s6 += j->buf[i + 6], s7 += j->buf[i + 7];
+  }
+  j->sums[t] = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7;
+  return NULL;
+}
+
+/* ms of a cold read of n words by nt threads (the caller one of them) */
+static double cold_stream_ms(const uint64_t *buf, size_t n, int nt, uint64_t *check) {
+  cold_job j = {.buf = buf, .n = n, .nthreads = nt};
+  pthread_t th[256];
+  void *args[256][2];
+  pthread_barrier_init(&j.go, NULL, (unsigned)nt);
+  for (int t = 1; t < nt; t++) {
+    args[t][0] = &j;
+    args[t][1] = (void *)(intptr_t)t;
+    pthread_create(&th[t], NULL, cold_thread, args[t]);
+  }
+  args[0][0] = &j;
+  args[0][1] = (void *)(intptr_t)0;
+  double t0 = bench_now_ms(); /* the others wait at the barrier for the caller */
+  cold_thread(args[0]);
+  for (int t = 1; t < nt; t++)
+    pthread_join(th[t], NULL);
+  double ms = bench_now_ms() - t0;
+  pthread_barrier_destroy(&j.go);
+  for (int t = 0; t < nt; t++)
+    *check += j.sums[t];
+  return ms;
+}
+
 static int run_decode_cold(emlx_dtype dt, const char *name) {
   bench_input qin = Q_DEC, kin = KV_DEC(dt, 2), vin = KV_DEC(dt, 3);
   qin.dtype = dt;
   emlx_array *q = bench_make_input(&qin), *k = bench_make_input(&kin), *v = bench_make_input(&vin);
-  emlx_array *pre[3] = {q, k, v};
-  if (!q || !k || !v || emlx_eval(pre, 3) != 0)
+  /* the yardstick: K and V's bytes, as one uint32 array of huge pages */
+  const int64_t ys[1] = {2 * 8 * 4096 * 128 * (int64_t)emlx_dtype_size(dt) / 4};
+  bench_input yin = {EMLX_UINT32, 1, {ys[0]}, 4, BENCH_INT, 0, 1000};
+  emlx_array *yard = bench_make_input(&yin);
+  emlx_array *pre[4] = {q, k, v, yard};
+  if (!q || !k || !v || !yard || emlx_eval(pre, 4) != 0)
     return -1;
   if (!g_evict) {
     fprintf(stderr, "%s: run with the stream case (it provides the eviction buffer)\n", name);
     return -1;
   }
-  enum { REPS = 21 };
-  double times[REPS];
+  int nt = emlx_num_threads() < 256 ? emlx_num_threads() : 256;
+  const uint64_t *yb = emlx_data(yard);
+  size_t ywords = (size_t)ys[0] / 2;
+  enum { REPS = 31 };
+  double times[REPS], ratio[REPS], smin = 1e300;
   uint64_t sink = 0;
   for (int r = -2; r < REPS; r++) {
+    sink += evict_caches();
+    double sms = cold_stream_ms(yb, ywords, nt, &sink);
     sink += evict_caches();
     double t0 = bench_now_ms();
     emlx_array *o = emlx_fast_sdpa(q, k, v, kScale, NULL);
@@ -228,17 +298,24 @@ static int run_decode_cold(emlx_dtype dt, const char *name) {
       return -1;
     double ms = bench_now_ms() - t0;
     emlx_release(o);
-    if (r >= 0)
+    if (r >= 0) {
+      smin = sms < smin ? sms : smin;
       times[r] = ms;
+      ratio[r] = 100.0 * sms / ms;
+    }
   }
   qsort(times, REPS, sizeof *times, bench_cmp_double);
+  qsort(ratio, REPS, sizeof *ratio, bench_cmp_double);
   double median = times[REPS / 2];
   double gbs = 2.0 * 8 * 4096 * 128 * (double)emlx_dtype_size(dt) / (median * 1e-3) / 1e9;
   printf("case=%s impl=emlx threads=%d reps=%d median_ms=%.4f min_ms=%.4f max_ms=%.4f "
-         "gb_s=%.2f pct_stream=%.1f evict_check=%llu\n",
+         "gb_s=%.2f pct_stream=%.1f pct_cold_stream=%.1f pct_cold_p10=%.1f pct_cold_p90=%.1f "
+         "cold_stream_min_ms=%.4f pct_cold_best=%.1f evict_check=%llu\n",
          name, emlx_num_threads(), REPS, median, times[0], times[REPS - 1], gbs,
-         g_stream_gbs > 0 ? 100 * gbs / g_stream_gbs : 0.0, (unsigned long long)(sink & 1));
-  emlx_release(q), emlx_release(k), emlx_release(v);
+         g_stream_gbs > 0 ? 100 * gbs / g_stream_gbs : 0.0, ratio[REPS / 2], ratio[REPS / 10],
+         ratio[REPS - 1 - REPS / 10], smin, 100.0 * smin / times[0],
+         (unsigned long long)(sink & 1));
+  emlx_release(q), emlx_release(k), emlx_release(v), emlx_release(yard);
   return 0;
 }
 

@@ -12,7 +12,13 @@ prints medians with min..max and the ratios the issue asks for:
   prefill causal, 512 tokens, 32/8 heads, D 128:  vs torch (>= 1.5x), vs MLX (>= 3x)
 
     python3 bench/bench_attention_peers.py --bench build/emlx_bench_bench_attention \
-        [--ggml /path/to/test-backend-ops] [--reps 21]
+        [--ggml /path/to/test-backend-ops] [--reps 21] [--rounds R]
+
+With --rounds R, EMLX and the peers run in turn R times (the load of a
+shared machine drifts between them); each figure is then the median over
+rounds of that round's figure, with its min..max, and the load average at
+the start and the end is printed. Cold decode: pct_cold_stream pairs each
+rep with a cold read of as many bytes (see bench_attention.c).
 
 torch runs with OMP_WAIT_POLICY=PASSIVE and as many threads as EMLX. Peers
 missing from the Python environment are reported as skipped.
@@ -153,46 +159,82 @@ def fmt(t):
     return "%.3f ms (%.3f..%.3f)" % t if t else "-"
 
 
+def spread(v):
+    v = sorted(v)
+    return statistics.median(v), v[0], v[-1]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", default="build/emlx_bench_bench_attention")
     ap.add_argument("--ggml", default=os.environ.get("GGML_TEST_BACKEND_OPS"))
     ap.add_argument("--reps", type=int, default=21)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run emlx and the peers this many times in turn; lines give the median "
+                         "over rounds (min..max) of each round's figure")
     a = ap.parse_args()
-    rows, threads = run_emlx(a.bench, a.reps)
-    stream = float(rows["stream"]["gb_s"])
-    print(f"# threads={threads} stream={stream:.2f} GB/s")
-    torch_r, mlx_r, ggml_r = run_torch(a.reps, threads), run_mlx(a.reps), run_ggml(a.ggml, a.reps)
-    for name, r in (("torch", torch_r), ("mlx", mlx_r), ("ggml", ggml_r)):
-        if "skipped" in r:
-            print(f"# {name}: skipped ({r['skipped']})")
-    for case in ("sdpa_decode_f32", "sdpa_decode_bf16", "sdpa_prefill_f32", "sdpa_prefill_bf16"):
-        e = rows.get(case)
-        if not e:
-            continue
-        med = float(e["median_ms"])
-        line = f"{case:18s} emlx {med:.3f} ms (min {float(e['min_ms']):.3f})"
-        if "decode" in case:
-            gbs = float(e["gb_s"])
-            line += f"  K/V {gbs:.2f} GB/s = {100 * gbs / stream:.0f}% of stream"
-        for name, r in (("torch", torch_r), ("mlx", mlx_r), ("ggml", ggml_r)):
-            t = r.get(case)
-            if t:
-                line += f" | {name} {fmt(t)} -> emlx {t[0] / med:.2f}x"
-        print(line)
-    for case in ("sdpa_decode_cold_f32", "sdpa_decode_cold_bf16"):
-        if case in rows:
-            e = rows[case]
-            print(f"{case:22s} emlx {float(e['median_ms']):.3f} ms ({float(e['min_ms']):.3f}..{float(e['max_ms']):.3f})"
-                  f"  K/V {e['gb_s']} GB/s = {e['pct_stream']}% of stream (caches evicted before each rep)")
-    if "kv_decode_bf16" in rows:
-        e = rows["kv_decode_bf16"]
-        print(f"kv_decode_bf16     emlx {float(e['median_ms']):.3f} ms  {e['pct_stream']}% of stream (in-place cache update + attention)")
-    if ggml_r.get("sdpa_decode_f16"):
-        print(f"(ggml f16 K/V decode: {fmt(ggml_r['sdpa_decode_f16'])})")
-    for k, v in ggml_r.items():
-        if k.startswith("error_"):
-            print(f"# ggml {k[6:]}: {v}")
+    load0 = os.getloadavg()
+    R = {}  # (case, what) -> per-round values
+
+    def add(case, what, v):
+        R.setdefault((case, what), []).append(v)
+
+    threads, skipped = None, {}
+    for rnd in range(a.rounds):
+        print(f"# round {rnd + 1} of {a.rounds}, load {os.getloadavg()[0]:.1f}", flush=True)
+        rows, threads = run_emlx(a.bench, a.reps)
+        stream = float(rows["stream"]["gb_s"])
+        add("stream", "gb_s", stream)
+        peers = (("torch", run_torch(a.reps, threads)), ("mlx", run_mlx(a.reps)),
+                 ("ggml", run_ggml(a.ggml, a.reps)))
+        for name, r in peers:
+            if "skipped" in r:
+                skipped[name] = r["skipped"]
+        for case in ("sdpa_decode_f32", "sdpa_decode_bf16", "sdpa_prefill_f32", "sdpa_prefill_bf16"):
+            e = rows.get(case)
+            if not e:
+                continue
+            med = float(e["median_ms"])
+            add(case, "emlx_ms", med)
+            if "decode" in case:
+                add(case, "pct_stream", 100 * float(e["gb_s"]) / stream)
+            for name, r in peers:
+                t = r.get(case)
+                if t:
+                    add(case, name + "_ms", t[0])
+                    add(case, name + "/emlx", t[0] / med)
+        for case in ("sdpa_decode_cold_f32", "sdpa_decode_cold_bf16"):
+            e = rows.get(case)
+            if e:
+                add(case, "emlx_ms", float(e["median_ms"]))
+                add(case, "emlx_min_ms", float(e["min_ms"]))
+                for k in ("pct_stream", "pct_cold_stream", "pct_cold_best"):
+                    if k in e:
+                        add(case, k, float(e[k]))
+        if "kv_decode_bf16" in rows:
+            add("kv_decode_bf16", "emlx_ms", float(rows["kv_decode_bf16"]["median_ms"]))
+            add("kv_decode_bf16", "pct_stream", float(rows["kv_decode_bf16"]["pct_stream"]))
+        g16 = dict(peers)["ggml"].get("sdpa_decode_f16")
+        if g16:
+            add("sdpa_decode_f16", "ggml_ms", g16[0])
+        for k, v in dict(peers)["ggml"].items():
+            if k.startswith("error_"):
+                print(f"# ggml {k[6:]}: {v}")
+    load1 = os.getloadavg()
+    for name, why in skipped.items():
+        print(f"# {name}: skipped ({why})")
+    print(f"\n# threads={threads}, {a.rounds} round(s) of {a.reps} reps; load average "
+          f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end")
+    print("# each figure: median over rounds (min..max) of the round's median; "
+          "peer/emlx > 1: emlx faster")
+    last = None
+    for (case, what), v in R.items():
+        if case != last:
+            print(f"{case}:")
+            last = case
+        m, lo, hi = spread(v)
+        unit = "x" if "/" in what else ""
+        print(f"    {what:16s} {m:10.3f}{unit} ({lo:.3f}..{hi:.3f})")
 
 
 if __name__ == "__main__":

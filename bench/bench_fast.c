@@ -11,7 +11,11 @@
  * STREAM's add, c = a + b: two reads, one write, for swiglu), measured first
  * on 128 MiB arrays with emlx's thread count. bw_ratio 1.0 is that
  * streaming limit. The rope input (8 MiB f32) and its output fit this
- * machine's L3, so rope runs from cache across repetitions and can beat it.
+ * machine's L3, so rope runs from cache across repetitions and can beat it;
+ * swiglu's outputs (>= 64 MiB) are written with streaming stores, without
+ * the read of each line that the reference loops' stores make, and can
+ * beat it too. On a shared machine the reference drifts with the load: run
+ * bench/compare_fast.py --rounds 3 and read the medians over rounds.
  *
  * Built as emlx_bench_bench_fast; bench/compare_fast.py runs it beside
  * MLX's mx.fast and ggml's test-backend-ops on the same shapes. */

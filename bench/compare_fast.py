@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """compare_fast.py — EMLX's fused kernels beside MLX's mx.fast and ggml, in one run.
 
-    python3 bench/compare_fast.py --build-dir build [--ggml-dir DIR] [--reps N]
+    python3 bench/compare_fast.py --build-dir build [--ggml-dir DIR] [--reps N] [--rounds R]
 
 1. runs <build-dir>/emlx_bench_bench_fast: each kernel's median (p10, p90)
    and its ratio to the streaming bandwidth measured in the same program;
@@ -17,7 +17,10 @@
    (interleaved pairs) holds the same elements as (1, 32, 512, 128).
 
 Prints one line per case and impl, then the ratios peer / emlx (higher is
-better for emlx). MLX and ggml come from wherever they are installed; this
+better for emlx). With --rounds R the three run in turn R times (on a shared
+machine the load drifts between them) and the table gives, per case, the
+median over rounds of each round's figure with its min..max, and the load
+average at the start and the end. MLX and ggml come from wherever they are installed; this
 script installs and builds nothing.
 """
 import argparse
@@ -163,25 +166,52 @@ def run_ggml(ggml_dir):
     return out
 
 
+def spread(v):
+    v = sorted(v)
+    return statistics.median(v), v[0], v[-1]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--ggml-dir", default=os.environ.get("GGML_DIR"))
     ap.add_argument("--reps", type=int, default=21)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run emlx, MLX and ggml this many times in turn; the table gives the "
+                         "median over rounds (min..max) of each round's median and ratio")
     a = ap.parse_args()
-    emlx = run_emlx(a.build_dir, a.reps)
-    mlx = run_mlx(a.reps)
-    ggml = run_ggml(a.ggml_dir) if a.ggml_dir else {}
     if not a.ggml_dir:
         print("# ggml: --ggml-dir (or GGML_DIR) not given, skipped")
-    print("\n%-28s %10s %12s %12s %10s" % ("case", "emlx ms", "mlx/emlx", "ggml/emlx", "bw_ratio"))
+    load0 = os.getloadavg()
+    em, ml, gg, bw = {}, {}, {}, {}
+    for r in range(a.rounds):
+        print("# round %d of %d, load %.1f" % (r + 1, a.rounds, os.getloadavg()[0]))
+        emlx = run_emlx(a.build_dir, a.reps)
+        mlx = run_mlx(a.reps)
+        ggml = run_ggml(a.ggml_dir) if a.ggml_dir else {}
+        for name in CASES:
+            if name not in emlx:
+                continue
+            e = float(emlx[name]["median_ms"])
+            em.setdefault(name, []).append(e)
+            if "bw_ratio" in emlx[name]:
+                bw.setdefault(name, []).append(float(emlx[name]["bw_ratio"]))
+            if name in mlx:
+                ml.setdefault(name, []).append(statistics.median(mlx[name]) / e)
+            if name in ggml:
+                gg.setdefault(name, []).append(ggml[name] / e)
+    load1 = os.getloadavg()
+    print("\n# %d round(s) of %d reps; load average %.1f at the start, %.1f at the end" %
+          (a.rounds, a.reps, load0[0], load1[0]))
+    print("# columns: median over rounds (min..max); ratios peer / emlx, higher is better for emlx")
+    print("%-28s %22s %22s %22s %18s" % ("case", "emlx ms", "mlx/emlx", "ggml/emlx", "bw_ratio"))
+    f3 = lambda v: "%.3f (%.3f..%.3f)" % spread(v)
+    f2 = lambda v: "%.2fx (%.2f..%.2f)" % spread(v) if v else "-"
     for name in CASES:
-        if name not in emlx:
+        if name not in em:
             continue
-        e = float(emlx[name]["median_ms"])
-        m = "%.2fx" % (statistics.median(mlx[name]) / e) if name in mlx else "-"
-        g = "%.2fx" % (ggml[name] / e) if name in ggml else "-"
-        print("%-28s %10.3f %12s %12s %10s" % (name, e, m, g, emlx[name].get("bw_ratio", "-")))
+        b = "%.2f (%.2f..%.2f)" % spread(bw[name]) if name in bw else "-"
+        print("%-28s %22s %22s %22s %18s" % (name, f3(em[name]), f2(ml.get(name)), f2(gg.get(name)), b))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@
  *   rope    the angles' cosines and sines are tabulated first, one row per
  *           position (offset + t: T rows; per batch or per token: B * T
  *           rows), then every row of x is turned by its position's row
- *   swiglu  elementwise on tiles: g * u / (1 + exp(-g))
+ *   swiglu  elementwise on tiles: g * u / (1 + exp(-g)); outputs of at
+ *           least FAST_NT_BYTES are streamed (non-temporal stores)
  * Outputs reuse the first input's buffer when it can be donated (in place:
  * each loop reads an element, or a pair, before writing it). */
 #include <math.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "cpu.h"
 #include "fast/kernels.h"
 #include "fast_isa.h"
@@ -29,6 +31,24 @@
 
 #define FAST_TASK_WORK 32768 /* elements per parallel task */
 #define FAST_SEG 4096        /* swiglu: elements of one piece of a row */
+/* swiglu outputs of at least this many bytes (twice a large L3) are
+ * written with streaming stores: no read of each output line before it is
+ * written, a quarter of the memory traffic of g, u -> y. The environment
+ * variable EMLX_FAST_NT_BYTES, read once, replaces it (tests set 0 to run
+ * the streaming loops on small arrays). */
+#define FAST_NT_BYTES ((size_t)64 << 20)
+
+static size_t fast_nt_bytes(void) {
+  static _Atomic long long cached = -1;
+  long long v = atomic_load(&cached);
+  if (v < 0) {
+    const char *e = getenv("EMLX_FAST_NT_BYTES");
+    v = e && *e ? atoll(e) : (long long)FAST_NT_BYTES;
+    v = v < 0 ? (long long)FAST_NT_BYTES : v;
+    atomic_store(&cached, v);
+  }
+  return (size_t)v;
+}
 
 static int64_t fast_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -149,6 +169,7 @@ typedef struct norm_job {
   const float *w, *b;
   int op;
   float eps;
+  bool bf16; /* contiguous bf16 rows in, bf16 out */
   atomic_int failed;
 } norm_job;
 
@@ -161,6 +182,22 @@ static void norm_rows(void *ctx, int64_t r0, int64_t r1) {
     return;
   }
   float *xt = scratch, *yt = scratch + n + 16;
+  if (j->bf16) { /* contiguous bf16 in and out: converted in registers */
+    const uint16_t *xb = (const uint16_t *)j->x.base;
+    uint16_t *yb = (uint16_t *)j->y.base;
+    for (int64_t r = r0; r < r1; r++) {
+      const uint16_t *x = xb + r * n;
+      float m = 0.0f, v;
+      if (j->op == EMLX_FAST_RMS_NORM) {
+        v = j->t->sumsq_bf16(x, n) / (float)n;
+      } else {
+        m = j->t->sum_bf16(x, n) / (float)n;
+        v = j->t->sqdev_bf16(x, n, m) / (float)n;
+      }
+      j->t->norm_bf16(x, n, m, 1.0f / sqrtf(v + j->eps), j->w, j->b, yb + r * n);
+    }
+    r1 = r0; /* done */
+  }
   for (int64_t r = r0; r < r1; r++) {
     const float *x = fast_row_load(&j->x, r, 0, n, xt);
     float m = 0.0f, v;
@@ -191,6 +228,7 @@ int emlx_cpu_fast_norm(const emlx_node *node, emlx_array *const *inputs,
   norm_job j = {.t = fast_table(), .op = p->op, .eps = p->eps};
   fast_rows_init(&j.x, inputs[0]);
   fast_out_init(&j.y, out);
+  j.bf16 = j.x.load_bf16 && j.y.store_bf16;
   int k = 1;
   float *w = p->has_weight ? fast_vec_f32(inputs[k++]) : NULL;
   float *b = p->has_bias ? fast_vec_f32(inputs[k++]) : NULL;
@@ -219,6 +257,7 @@ typedef struct rope_job {
   bool per_batch;     /* the table has B * T rows */
   const int64_t *pos; /* offsets ({B} or one) or positions ({B, T}) as int64 */
   int64_t npos;       /* elements of pos */
+  bool bf16;          /* contiguous bf16 rows in, bf16 out */
   const float *inv;   /* inverse frequencies, half */
   float *cs;          /* per table row: half cosines, then half sines */
   atomic_int failed;
@@ -253,6 +292,17 @@ static void rope_rows(void *ctx, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; r++) {
     int64_t t = (r / j->inner_t) % j->T, b = r / j->inner_b;
     const float *c = j->cs + (j->per_batch ? b * j->T + t : t) * 2 * j->half, *s = c + j->half;
+    if (j->bf16) { /* contiguous bf16 in and out: converted in registers */
+      const uint16_t *x = (const uint16_t *)j->x.base + r * D;
+      uint16_t *y = (uint16_t *)j->y.base + r * D;
+      if (j->p->traditional)
+        j->t->rope_inter_bf16(x, j->half, c, s, y);
+      else
+        j->t->rope_half_bf16(x, j->half, c, s, y);
+      for (int64_t d = dims; d < D; d++) /* through float32, as the staged path */
+        y[d] = emlx_cv_f32_to_bf16(emlx_cv_bf16_to_f32(x[d]));
+      continue;
+    }
     const float *x = fast_row_load(&j->x, r, 0, D, xt);
     float *y = fast_out_ptr(&j->y, r * D, yt);
     if (j->p->traditional)
@@ -280,6 +330,7 @@ int emlx_cpu_fast_rope(const emlx_node *node, emlx_array *const *inputs,
   rope_job j = {.t = fast_table(), .p = p, .D = x->shape[x->ndim - 1], .half = p->dims / 2};
   fast_rows_init(&j.x, x);
   fast_out_init(&j.y, out);
+  j.bf16 = j.x.load_bf16 && j.y.store_bf16;
   int sa = p->seq_axis;
   j.T = x->shape[sa];
   j.inner_t = 1;
@@ -346,8 +397,11 @@ typedef struct swiglu_job {
   fast_out y;
   int64_t nseg; /* pieces per row */
   bool bf16;    /* contiguous bfloat16 inputs */
+  bool nt;      /* output far larger than the caches: streaming stores */
   atomic_int failed;
 } swiglu_job;
+
+static bool fast_aligned(const void *p) { return ((uintptr_t)p & 63) == 0; }
 
 static void swiglu_pieces(void *ctx, int64_t k0, int64_t k1) {
   swiglu_job *j = ctx;
@@ -362,13 +416,19 @@ static void swiglu_pieces(void *ctx, int64_t k0, int64_t k1) {
     if (j->bf16) { /* contiguous bf16 in and out: converted in registers */
       const uint16_t *gb = (const uint16_t *)j->g.base + r * n + lo;
       const uint16_t *ub = (const uint16_t *)j->u.base + r * n + lo;
-      j->t->swiglu_bf16(gb, ub, m, (uint16_t *)j->y.base + r * n + lo);
+      uint16_t *yb = (uint16_t *)j->y.base + r * n + lo;
+      (j->nt && fast_aligned(yb) ? j->t->swiglu_bf16_nt : j->t->swiglu_bf16)(gb, ub, m, yb);
       continue;
     }
     const float *g = fast_row_load(&j->g, r, lo, m, scratch);
     const float *u = fast_row_load(&j->u, r, lo, m, scratch + FAST_SEG);
     float *y = fast_out_ptr(&j->y, r * n + lo, scratch + 2 * FAST_SEG);
-    j->t->swiglu(g, u, m, y);
+    if (j->y.store_bf16)
+      j->t->swiglu_lp(g, u, m, y);
+    else if (j->nt && j->y.direct && fast_aligned(y))
+      j->t->swiglu_nt(g, u, m, y);
+    else
+      j->t->swiglu(g, u, m, y);
     fast_out_store(&j->y, r * n + lo, y, m);
   }
   emlx__scratch_put(scratch);
@@ -394,6 +454,7 @@ int emlx_cpu_fast_swiglu(const emlx_node *node, emlx_array *const *inputs,
   fast_out_init(&j.y, out);
   j.bf16 = j.g.load_bf16 && j.u.load_bf16; /* both contiguous bf16 (so is the output) */
   j.nseg = (j.g.n + FAST_SEG - 1) / FAST_SEG;
+  j.nt = (size_t)out->size * j.y.es >= fast_nt_bytes();
   int64_t rows = out->size / j.g.n;
   emlx__parallel_for(rows * j.nseg, fast_grain(fast_min(FAST_SEG, j.g.n)), swiglu_pieces, &j);
   return atomic_load(&j.failed) ? EMLX_FAIL("fast_swiglu: out of memory") : 0;

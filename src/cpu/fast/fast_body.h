@@ -1,10 +1,13 @@
 /* fast_body.h — inner loops of rms_norm, layer_norm, rope and swiglu over
- * contiguous float32 runs, compiled per ISA by fast_{scalar,avx2,avx512}.c
- * (table: fast_isa.h), which define fb_sincos_f64 (SLEEF's, per ISA) first.
+ * contiguous float32 runs, and over contiguous bfloat16 rows converted in
+ * registers, compiled per ISA by fast_{scalar,avx2,avx512}.c (table:
+ * fast_isa.h), which define fb_sincos_f64 (SLEEF's, per ISA) first.
  * Plain loops the compiler vectorises for the unit's ISA, explicit 32-lane
  * sums (GCC vector extensions, four 8-lane vectors) folded in a fixed order,
- * and swiglu's exp written here on 16-lane vectors (the same operations on
- * every ISA, so the same values). */
+ * and swiglu's exp written here on the unit's native vectors (the same
+ * operations on every ISA, so the same values). */
+#include <string.h>
+
 #include "simd/body.h"
 
 #include "fast_isa.h"
@@ -12,12 +15,7 @@
 typedef float fb_v8f __attribute__((vector_size(32)));
 typedef float fb_v8f_u __attribute__((vector_size(32), aligned(4), may_alias));
 
-typedef float fb_v16f __attribute__((vector_size(64)));
-typedef float fb_v16f_u __attribute__((vector_size(64), aligned(4), may_alias));
-typedef uint32_t fb_v16u __attribute__((vector_size(64)));
 typedef uint32_t fb_u32_a __attribute__((may_alias));
-typedef uint16_t fb_v16h __attribute__((vector_size(32)));
-typedef uint16_t fb_v16h_u __attribute__((vector_size(32), aligned(2), may_alias));
 
 #define FB_LOAD8(p) (*(const fb_v8f_u *)(p))
 #define FB_TILE 256 /* angles staged for sincos */
@@ -103,76 +101,336 @@ static void rope_inter(const float *x, int64_t half, const float *c, const float
   }
 }
 
-/* 16 elements of swiglu, g * u / (1 + exp(-g)). exp(x) in float32:
+/* The unit's native vector: FB_VL float32 lanes (16 on avx512, 8 on avx2,
+ * 4 on the baseline's SSE2). Wider GCC vectors than the hardware's are
+ * lowered piecewise, and their comparisons one lane at a time, so the
+ * elementwise loops below use this width; the values do not depend on it
+ * (every operation is per lane). */
+#if defined(__AVX512F__)
+#define FB_VL 16
+#elif defined(__AVX2__)
+#define FB_VL 8
+#else
+#define FB_VL 4
+#endif
+typedef float fb_vf __attribute__((vector_size(4 * FB_VL)));
+typedef float fb_vf_u __attribute__((vector_size(4 * FB_VL), aligned(4), may_alias));
+typedef uint32_t fb_vu __attribute__((vector_size(4 * FB_VL)));
+typedef uint32_t fb_vu_u __attribute__((vector_size(4 * FB_VL), aligned(2), may_alias));
+typedef int32_t fb_vi __attribute__((vector_size(4 * FB_VL)));
+typedef uint16_t fb_vh __attribute__((vector_size(2 * FB_VL)));
+typedef uint16_t fb_vh_u __attribute__((vector_size(2 * FB_VL), aligned(2), may_alias));
+typedef uint16_t fb_v8h_u __attribute__((vector_size(16), aligned(2), may_alias));
+typedef uint32_t fb_v8u __attribute__((vector_size(32)));
+
+#define FB_VLOAD(p) (*(const fb_vf_u *)(p))
+#define FB_VSTORE(p, v) (*(fb_vf_u *)(p) = (v))
+
+/* bfloat16 <-> float32 in registers: the bits of a bfloat16 are the high
+ * half of its float32. fb_bf16_hi rounds float32 bits to nearest even and
+ * leaves the bfloat16 in the high half (low half zero); NaN stays a quiet
+ * NaN. A 32-bit word of a bfloat16 array holds element 2i in its low half
+ * and 2i + 1 in its high half (little-endian): (w << 16) and (w & hi) are
+ * the even and odd elements as float32, without any shuffle. */
+#define FB_HI16 0xFFFF0000u
+static inline fb_vu fb_bf16_hi(fb_vu v) {
+  fb_vu r = v + 0x7FFFu + ((v >> 16) & 1u), q = v | 0x00400000u;
+  fb_vu nan = (fb_vu)((fb_vi)(v & 0x7FFFFFFFu) > 0x7F800000);
+  return ((r & ~nan) | (q & nan)) & FB_HI16;
+}
+/* The rounding without the NaN rule, for values computed from bfloat16
+ * inputs and finite float32 constants only (swiglu, the norms): their NaNs
+ * have a zero low half (x86 arithmetic returns an operand's NaN, quieted,
+ * payload kept, or the default NaN 0xFFC00000), so adding at most 0x8000
+ * cannot carry out of it, and the two roundings agree. rope's angles may
+ * come from caller's frequencies (NaNs of any payload): it keeps the rule,
+ * on a slow path taken only when a lane is NaN. */
+static inline fb_vu fb_bf16_hi_num(fb_vu v) { return (v + 0x7FFFu + ((v >> 16) & 1u)) & FB_HI16; }
+/* FB_VL contiguous bfloat16 as float32 and back (FB_BF8: 8 lanes, for the
+ * sums' 8-lane accumulators), with the unit's widening and narrowing
+ * instructions where it has them; fb_bf16_narrow stores the high halves */
+#if defined(__AVX512F__)
+static inline int fb_any_nan(fb_vf a, fb_vf b) {
+  return (_mm512_cmp_ps_mask((__m512)a, (__m512)a, _CMP_UNORD_Q) |
+          _mm512_cmp_ps_mask((__m512)b, (__m512)b, _CMP_UNORD_Q)) != 0;
+}
+static inline fb_vf fb_bf16_load(const uint16_t *p) {
+  return (fb_vf)_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)),
+                                  16);
+}
+static inline void fb_bf16_narrow(uint16_t *p, fb_vu h) {
+  _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16((__m512i)(h >> 16)));
+}
+#elif defined(__AVX2__)
+static inline int fb_any_nan(fb_vf a, fb_vf b) {
+  return _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps((__m256)a, (__m256)a, _CMP_UNORD_Q),
+                                         _mm256_cmp_ps((__m256)b, (__m256)b, _CMP_UNORD_Q))) != 0;
+}
+static inline fb_vf fb_bf16_load(const uint16_t *p) {
+  return (fb_vf)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16);
+}
+static inline void fb_bf16_narrow(uint16_t *p, fb_vu h) {
+  __m256i r = (__m256i)(h >> 16); /* < 2^16: packus is exact */
+  _mm_storeu_si128((__m128i *)p,
+                   _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+}
+#else
+static inline int fb_any_nan(fb_vf a, fb_vf b) {
+  fb_vi n = (a != a) | (b != b);
+  int any = 0;
+  for (int k = 0; k < FB_VL; k++)
+    any |= n[k];
+  return any;
+}
+static inline fb_vf fb_bf16_load(const uint16_t *p) {
+  return (fb_vf)(__builtin_convertvector(*(const fb_vh_u *)p, fb_vu) << 16);
+}
+static inline void fb_bf16_narrow(uint16_t *p, fb_vu h) {
+  *(fb_vh_u *)p = __builtin_convertvector(h >> 16, fb_vh);
+}
+#endif
+/* rounded without the NaN rule (see fb_bf16_hi_num) / with it */
+static inline void fb_bf16_store(uint16_t *p, fb_vf v) {
+  fb_bf16_narrow(p, fb_bf16_hi_num((fb_vu)v));
+}
+static inline void fb_bf16_store_nan(uint16_t *p, fb_vf v) {
+  fb_bf16_narrow(p, fb_any_nan(v, v) ? fb_bf16_hi((fb_vu)v) : fb_bf16_hi_num((fb_vu)v));
+}
+#if defined(__AVX2__)
+#define FB_BF8(p)                                                                                  \
+  ((fb_v8f)_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+#else
+#define FB_BF8(p) ((fb_v8f)(__builtin_convertvector(*(const fb_v8h_u *)(p), fb_v8u) << 16))
+#endif
+static inline float fb_bf2f(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+static inline uint16_t fb_f2bf(float f) {
+  uint32_t v;
+  memcpy(&v, &f, sizeof v);
+  uint32_t r = (v + 0x7FFFu + ((v >> 16) & 1u)) >> 16, q = (v >> 16) | 0x40u;
+  return (uint16_t)((v & 0x7FFFFFFFu) > 0x7F800000u ? q : r);
+}
+
+/* swiglu, g * u / (1 + exp(-g)). exp(x) in float32:
  * Cody-Waite reduction by ln 2, Cephes' degree-6 polynomial, scaling by the
  * exponent bits; <= 2 ulp over [-87.3, 88.3], 0 below, +inf above
  * (exp(88.3..88.72) is finite but becomes +inf here: swiglu only divides by
  * it), NaN for NaN. No FMA contraction (ISO C), so every ISA computes the
- * same bits. Pointers, not vector arguments: the vector ABI differs by ISA. */
-/* exp(-gv) by the recipe above, as bits */
-#define FB_EXP_NEG(gv, out)                                                                        \
+ * same bits. Pointers, not vector arguments: the vector ABI differs by ISA.
+ * LP (results to be rounded to bfloat16): a degree-4 polynomial instead
+ * (relative error <= 5.4e-6 over the reduced range, against bfloat16's half
+ * ulp of 2e-3), a third fewer multiplies and adds: the rounded result is the
+ * correctly rounded one but for values within ~1e-5 of a tie. */
+__attribute__((always_inline)) static inline fb_vf fb_swiglu_core(fb_vf gv, fb_vf uv,
+                                                                  const int LP) {
+  fb_vf x = -gv;
+  const fb_vf sh = (fb_vf){0} + 12582912.0f; /* 1.5 * 2^23: rounds to integer */
+  fb_vf t = x * 1.44269504f + sh;
+  fb_vf n = t - sh;
+  fb_vf r = x - n * 0.693359375f - n * -2.12194440e-4f;
+  fb_vf p;
+  if (LP) {
+    p = r * 4.127775e-2f + 1.6753515e-1f;
+    p = p * r + 5.0005116e-1f;
+  } else {
+    p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+  }
+  p = p * (r * r) + r + 1.0f;
+  fb_vu e = ((fb_vu)t - 0x4B400000u + 127u) << 23;
+  fb_vu ex = (fb_vu)(p * (fb_vf)e);
+  fb_vu hi = (fb_vu)(x > 88.3f), lo = (fb_vu)(x < -87.3f);
+  fb_vu inf = (fb_vu){0} + 0x7F800000u;
+  fb_vf exn = (fb_vf)(((ex & ~hi) | (inf & hi)) & ~lo);
+  return gv * uv / (1.0f + exn);
+}
+static inline fb_vf fb_swiglu_v(fb_vf gv, fb_vf uv) { return fb_swiglu_core(gv, uv, 0); }
+static inline fb_vf fb_swiglu_lp(fb_vf gv, fb_vf uv) { return fb_swiglu_core(gv, uv, 1); }
+
+/* Streaming (non-temporal) vector stores for outputs far larger than the
+ * caches: the line is written without being read first. p must be aligned
+ * to the vector (the callers check); fb_stream_fence orders them. */
+#if defined(__AVX512F__)
+#define FB_STREAM(p, v) _mm512_stream_si512((void *)(p), (__m512i)(v))
+#define FB_FENCE() _mm_sfence()
+#elif defined(__AVX2__)
+#define FB_STREAM(p, v) _mm256_stream_si256((__m256i *)(p), (__m256i)(v))
+#define FB_FENCE() _mm_sfence()
+#else
+#define FB_STREAM(p, v) (*(fb_vu_u *)(p) = (fb_vu)(v))
+#define FB_FENCE() ((void)0)
+#endif
+
+/* 2 * FB_VL bfloat16 of swiglu: even and odd elements as two vectors. */
+__attribute__((always_inline)) static inline void
+fb_swiglu_bf16_step(const uint16_t *g, const uint16_t *u, uint16_t *y, const int NT) {
+  fb_vu gw = *(const fb_vu_u *)g, uw = *(const fb_vu_u *)u;
+  fb_vf ye = fb_swiglu_lp((fb_vf)(gw << 16), (fb_vf)(uw << 16));
+  fb_vf yo = fb_swiglu_lp((fb_vf)(gw & FB_HI16), (fb_vf)(uw & FB_HI16));
+  fb_vu w = (fb_bf16_hi_num((fb_vu)ye) >> 16) | fb_bf16_hi_num((fb_vu)yo);
+  if (NT)
+    FB_STREAM(y, w);
+  else
+    *(fb_vu_u *)y = w;
+}
+
+/* NT: y is aligned to the vector and the body streams its stores */
+#define FB_SWIGLU_BF16(name, NT)                                                                   \
+  static void name(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y) {                 \
+    int64_t i = 0;                                                                                 \
+    for (; i + 2 * FB_VL <= n; i += 2 * FB_VL)                                                     \
+      fb_swiglu_bf16_step(g + i, u + i, y + i, NT);                                                \
+    if (NT)                                                                                        \
+      FB_FENCE();                                                                                  \
+    if (i < n) { /* the tail through the same vector code */                                       \
+      uint16_t gt[2 * FB_VL] = {0}, ut[2 * FB_VL] = {0}, yt[2 * FB_VL];                            \
+      for (int64_t k = 0; k < n - i; k++)                                                          \
+        gt[k] = g[i + k], ut[k] = u[i + k];                                                        \
+      fb_swiglu_bf16_step(gt, ut, yt, 0);                                                          \
+      for (int64_t k = 0; k < n - i; k++)                                                          \
+        y[i + k] = yt[k];                                                                          \
+    }                                                                                              \
+  }
+FB_SWIGLU_BF16(swiglu_bf16, 0)
+FB_SWIGLU_BF16(swiglu_bf16_nt, 1)
+
+#define FB_SWIGLU_F32(name, fn, NT)                                                                \
+  static void name(const float *g, const float *u, int64_t n, float *y) {                          \
+    int64_t i = 0;                                                                                 \
+    for (; i + FB_VL <= n; i += FB_VL) {                                                           \
+      fb_vf v = fn(FB_VLOAD(g + i), FB_VLOAD(u + i));                                              \
+      if (NT)                                                                                      \
+        FB_STREAM(y + i, v);                                                                       \
+      else                                                                                         \
+        FB_VSTORE(y + i, v);                                                                       \
+    }                                                                                              \
+    if (NT)                                                                                        \
+      FB_FENCE();                                                                                  \
+    if (i < n) { /* the tail through the same vector code */                                       \
+      float gt[FB_VL] = {0}, ut[FB_VL] = {0}, yt[FB_VL];                                           \
+      for (int64_t k = 0; k < n - i; k++)                                                          \
+        gt[k] = g[i + k], ut[k] = u[i + k];                                                        \
+      FB_VSTORE(yt, fn(FB_VLOAD(gt), FB_VLOAD(ut)));                                               \
+      for (int64_t k = 0; k < n - i; k++)                                                          \
+        y[i + k] = yt[k];                                                                          \
+    }                                                                                              \
+  }
+FB_SWIGLU_F32(swiglu, fb_swiglu_v, 0)
+FB_SWIGLU_F32(swiglu_nt, fb_swiglu_v, 1)
+FB_SWIGLU_F32(swiglu_lp, fb_swiglu_lp, 0)
+
+/* ---- bfloat16 rows in and out, converted in registers ---------------------------- */
+/* The same values as converting the row to float32 (load_bf16), running the
+ * float32 loop above and rounding once (store_bf16): the same lanes, the
+ * same order of additions, the same operations per element. */
+static float sumsq_bf16(const uint16_t *x, int64_t n) {
+  fb_v8f a[4] = {{0}, {0}, {0}, {0}};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int q = 0; q < 4; q++) {
+      fb_v8f v = FB_BF8(x + i + 8 * q);
+      a[q] += v * v;
+    }
+  float s = fb_fold(a);
+  for (; i < n; i++)
+    s += fb_bf2f(x[i]) * fb_bf2f(x[i]);
+  return s;
+}
+
+static float sum_bf16(const uint16_t *x, int64_t n) {
+  fb_v8f a[4] = {{0}, {0}, {0}, {0}};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int q = 0; q < 4; q++)
+      a[q] += FB_BF8(x + i + 8 * q);
+  float s = fb_fold(a);
+  for (; i < n; i++)
+    s += fb_bf2f(x[i]);
+  return s;
+}
+
+static float sqdev_bf16(const uint16_t *x, int64_t n, float m) {
+  fb_v8f a[4] = {{0}, {0}, {0}, {0}};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int q = 0; q < 4; q++) {
+      fb_v8f v = FB_BF8(x + i + 8 * q) - m;
+      a[q] += v * v;
+    }
+  float s = fb_fold(a);
+  for (; i < n; i++) {
+    float d = fb_bf2f(x[i]) - m;
+    s += d * d;
+  }
+  return s;
+}
+
+#define FB_NORM_BF16_LOOP(expr, sexpr)                                                             \
   do {                                                                                             \
-    fb_v16f x_ = -(gv);                                                                            \
-    const fb_v16f sh_ = (fb_v16f){0} + 12582912.0f; /* 1.5 * 2^23: rounds to integer */            \
-    fb_v16f t_ = x_ * 1.44269504f + sh_;                                                           \
-    fb_v16f n_ = t_ - sh_;                                                                         \
-    fb_v16f r_ = x_ - n_ * 0.693359375f - n_ * -2.12194440e-4f;                                    \
-    fb_v16f p_ = r_ * 1.9875691500e-4f + 1.3981999507e-3f;                                         \
-    p_ = p_ * r_ + 8.3334519073e-3f;                                                               \
-    p_ = p_ * r_ + 4.1665795894e-2f;                                                               \
-    p_ = p_ * r_ + 1.6666665459e-1f;                                                               \
-    p_ = p_ * r_ + 5.0000001201e-1f;                                                               \
-    p_ = p_ * (r_ * r_) + r_ + 1.0f;                                                               \
-    fb_v16u e_ = ((fb_v16u)t_ - 0x4B400000u + 127u) << 23;                                         \
-    fb_v16u ex_ = (fb_v16u)(p_ * (fb_v16f)e_);                                                     \
-    fb_v16u hi_ = (fb_v16u)(x_ > 88.3f), lo_ = (fb_v16u)(x_ < -87.3f);                             \
-    fb_v16u inf_ = (fb_v16u){0} + 0x7F800000u;                                                     \
-    (out) = (fb_v16f)(((ex_ & ~hi_) | (inf_ & hi_)) & ~lo_);                                       \
+    int64_t i = 0;                                                                                 \
+    for (; i + FB_VL <= n; i += FB_VL) {                                                           \
+      fb_vf v = (fb_bf16_load(x + i) - m) * r;                                                     \
+      fb_bf16_store(y + i, expr);                                                                  \
+    }                                                                                              \
+    for (; i < n; i++) {                                                                           \
+      float v = (fb_bf2f(x[i]) - m) * r;                                                           \
+      y[i] = fb_f2bf(sexpr);                                                                       \
+    }                                                                                              \
   } while (0)
 
-static inline void fb_swiglu16(const float *g, const float *u, float *y) {
-  fb_v16f gv = *(const fb_v16f_u *)g, uv = *(const fb_v16f_u *)u, ex;
-  FB_EXP_NEG(gv, ex);
-  *(fb_v16f_u *)y = gv * uv / (1.0f + ex);
+static void norm_bf16(const uint16_t *x, int64_t n, float m, float r, const float *w,
+                      const float *b, uint16_t *y) {
+  if (w && b)
+    FB_NORM_BF16_LOOP(v * FB_VLOAD(w + i) + FB_VLOAD(b + i), v * w[i] + b[i]);
+  else if (w)
+    FB_NORM_BF16_LOOP(v * FB_VLOAD(w + i), v * w[i]);
+  else if (b)
+    FB_NORM_BF16_LOOP(v + FB_VLOAD(b + i), v + b[i]);
+  else
+    FB_NORM_BF16_LOOP(v, v);
 }
 
-/* The same on bfloat16 in and out (the conversions of load_bf16 and
- * store_bf16, in registers). */
-static inline void fb_swiglu16_bf16(const uint16_t *g, const uint16_t *u, uint16_t *y) {
-  fb_v16f gv = (fb_v16f)(__builtin_convertvector(*(const fb_v16h_u *)g, fb_v16u) << 16);
-  fb_v16f uv = (fb_v16f)(__builtin_convertvector(*(const fb_v16h_u *)u, fb_v16u) << 16), ex;
-  FB_EXP_NEG(gv, ex);
-  fb_v16u v = (fb_v16u)(gv * uv / (1.0f + ex));
-  fb_v16u r = (v + 0x7FFFu + ((v >> 16) & 1u)) >> 16, q = (v >> 16) | 0x40u;
-  fb_v16u nan = (fb_v16u)((v & 0x7FFFFFFFu) > 0x7F800000u);
-  *(fb_v16h_u *)y = __builtin_convertvector((r & ~nan) | (q & nan), fb_v16h);
-}
-
-static void swiglu_bf16(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y) {
+static void rope_half_bf16(const uint16_t *x, int64_t half, const float *c, const float *s,
+                           uint16_t *y) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    fb_swiglu16_bf16(g + i, u + i, y + i);
-  if (i < n) {
-    uint16_t gt[16] = {0}, ut[16] = {0}, yt[16];
-    for (int64_t k = 0; k < n - i; k++)
-      gt[k] = g[i + k], ut[k] = u[i + k];
-    fb_swiglu16_bf16(gt, ut, yt);
-    for (int64_t k = 0; k < n - i; k++)
-      y[i + k] = yt[k];
+  for (; i + FB_VL <= half; i += FB_VL) {
+    fb_vf a = fb_bf16_load(x + i), b = fb_bf16_load(x + i + half);
+    fb_vf cv = FB_VLOAD(c + i), sv = FB_VLOAD(s + i);
+    fb_bf16_store_nan(y + i, a * cv - b * sv);
+    fb_bf16_store_nan(y + i + half, a * sv + b * cv);
+  }
+  for (; i < half; i++) {
+    float a = fb_bf2f(x[i]), b = fb_bf2f(x[i + half]);
+    y[i] = fb_f2bf(a * c[i] - b * s[i]);
+    y[i + half] = fb_f2bf(a * s[i] + b * c[i]);
   }
 }
 
-static void swiglu(const float *g, const float *u, int64_t n, float *y) {
+/* interleaved pairs: one 32-bit word is a pair (even, odd) */
+static void rope_inter_bf16(const uint16_t *x, int64_t half, const float *c, const float *s,
+                            uint16_t *y) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    fb_swiglu16(g + i, u + i, y + i);
-  if (i < n) { /* the tail through the same vector code */
-    float gt[16] = {0}, ut[16] = {0}, yt[16];
-    for (int64_t k = 0; k < n - i; k++)
-      gt[k] = g[i + k], ut[k] = u[i + k];
-    fb_swiglu16(gt, ut, yt);
-    for (int64_t k = 0; k < n - i; k++)
-      y[i + k] = yt[k];
+  for (; i + FB_VL <= half; i += FB_VL) {
+    fb_vu w = *(const fb_vu_u *)(x + 2 * i);
+    fb_vf a = (fb_vf)(w << 16), b = (fb_vf)(w & FB_HI16);
+    fb_vf cv = FB_VLOAD(c + i), sv = FB_VLOAD(s + i);
+    fb_vf ya = a * cv - b * sv, yb = a * sv + b * cv;
+    if (__builtin_expect(fb_any_nan(ya, yb), 0))
+      *(fb_vu_u *)(y + 2 * i) = (fb_bf16_hi((fb_vu)ya) >> 16) | fb_bf16_hi((fb_vu)yb);
+    else
+      *(fb_vu_u *)(y + 2 * i) = (fb_bf16_hi_num((fb_vu)ya) >> 16) | fb_bf16_hi_num((fb_vu)yb);
+  }
+  for (; i < half; i++) {
+    float a = fb_bf2f(x[2 * i]), b = fb_bf2f(x[2 * i + 1]);
+    y[2 * i] = fb_f2bf(a * c[i] - b * s[i]);
+    y[2 * i + 1] = fb_f2bf(a * s[i] + b * c[i]);
   }
 }
 
@@ -219,7 +477,16 @@ const emlx_cpu_fast_table EMLX_ISA_NAME(emlx_cpu_fast) = {
     .rope_inter = rope_inter,
     .swiglu = swiglu,
     .swiglu_bf16 = swiglu_bf16,
+    .swiglu_lp = swiglu_lp,
+    .swiglu_nt = swiglu_nt,
+    .swiglu_bf16_nt = swiglu_bf16_nt,
     .rope_angles = rope_angles,
     .load_bf16 = load_bf16,
     .store_bf16 = store_bf16,
+    .sumsq_bf16 = sumsq_bf16,
+    .sum_bf16 = sum_bf16,
+    .sqdev_bf16 = sqdev_bf16,
+    .norm_bf16 = norm_bf16,
+    .rope_half_bf16 = rope_half_bf16,
+    .rope_inter_bf16 = rope_inter_bf16,
 };

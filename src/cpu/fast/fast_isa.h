@@ -26,13 +26,33 @@ typedef struct emlx_cpu_fast_table {
   void (*rope_inter)(const float *x, int64_t half, const float *c, const float *s, float *y);
   /* y[i] = g[i] * u[i] / (1 + exp(-g[i])); y may be g or u */
   void (*swiglu)(const float *g, const float *u, int64_t n, float *y);
-  /* the same on contiguous bfloat16 (rounded once, as store_bf16) */
+  /* for results rounded to bfloat16: swiglu with exp's degree-4 polynomial
+   * (fast_body.h); swiglu_bf16 computes it on contiguous bfloat16, rounded
+   * once as store_bf16, and gives the same values as load_bf16, swiglu_lp
+   * and store_bf16 */
   void (*swiglu_bf16)(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y);
+  void (*swiglu_lp)(const float *g, const float *u, int64_t n, float *y);
+  /* swiglu and swiglu_bf16 with streaming stores, for outputs far larger
+   * than the caches: y aligned to 64 bytes, not g or u; the same values */
+  void (*swiglu_nt)(const float *g, const float *u, int64_t n, float *y);
+  void (*swiglu_bf16_nt)(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y);
   /* c[i], s[i] = cos, sin of the float32 angle pos * inv[i], i < half */
   void (*rope_angles)(float pos, const float *inv, int64_t half, float *c, float *s);
   /* bfloat16 <-> float32 of contiguous runs (the cast table's rounding) */
   void (*load_bf16)(const uint16_t *p, float *out, int64_t n);
   void (*store_bf16)(const float *in, uint16_t *out, int64_t n);
+  /* the norms' and rope's loops on contiguous bfloat16 rows, in and out,
+   * converted in registers: the same values as load_bf16, the float32 loop
+   * and store_bf16 (y may be x) */
+  float (*sumsq_bf16)(const uint16_t *x, int64_t n);
+  float (*sum_bf16)(const uint16_t *x, int64_t n);
+  float (*sqdev_bf16)(const uint16_t *x, int64_t n, float m);
+  void (*norm_bf16)(const uint16_t *x, int64_t n, float m, float r, const float *w, const float *b,
+                    uint16_t *y);
+  void (*rope_half_bf16)(const uint16_t *x, int64_t half, const float *c, const float *s,
+                         uint16_t *y);
+  void (*rope_inter_bf16)(const uint16_t *x, int64_t half, const float *c, const float *s,
+                          uint16_t *y);
 } emlx_cpu_fast_table;
 
 extern const emlx_cpu_fast_table emlx_cpu_fast_scalar, emlx_cpu_fast_avx2, emlx_cpu_fast_avx512;
