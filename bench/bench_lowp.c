@@ -31,7 +31,7 @@ static emlx_array *build_matmul_wt(emlx_array *const *in) {
 
 /* a [m, k] @ b [k, n] (ROWS_B k, COLS_B n, build_matmul) or x [m, k] @ W^T
  * with W [n, k] (build_matmul_wt), dtype dt of esz bytes. */
-#define CASE_(name_, what_, dt, esz, m, k, n, rb, cb, build_)                                       \
+#define CASE_(name_, what_, dt, esz, m, k, n, rb, cb, build_)                                      \
   {                                                                                                \
     .name = name_, .what = what_,                                                                  \
     .bytes = (esz) * ((double)(m) * (k) + (double)(k) * (n) + (double)(m) * (n)), .ninputs = 2,    \
@@ -40,7 +40,7 @@ static emlx_array *build_matmul_wt(emlx_array *const *in) {
 #define CASE(name_, dt, esz, m, k, n)                                                              \
   CASE_(name_, "a [" #m "," #k "] @ b [" #k "," #n "], " #dt, dt, esz, m, k, n, k, n, build_matmul)
 #define CASE_WT(name_, dt, esz, m, k, n)                                                           \
-  CASE_(name_, "x [" #m "," #k "] @ W^T, W [" #n "," #k "], " #dt, dt, esz, m, k, n, n, k,        \
+  CASE_(name_, "x [" #m "," #k "] @ W^T, W [" #n "," #k "], " #dt, dt, esz, m, k, n, n, k,         \
         build_matmul_wt)
 
 static const bench_case cases[] = {

@@ -12,9 +12,8 @@
 #define GV_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define GV_WIDEN_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p)))
 #define GV_WIDEN_BF16(p)                                                                           \
-  _mm256_castsi256_ps(                                                                             \
-      _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), \
-                        16))
+  _mm256_castsi256_ps(_mm256_slli_epi32(                                                           \
+      _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), 16))
 
 static inline float gv_hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -254,8 +254,8 @@ typedef void (*gemv_fn)(const emlx_gemm *g, int64_t j0, int64_t j1);
 typedef void (*gemv_t_fn)(const emlx_gemm *g, const float *af, int64_t j0, int64_t j1);
 typedef struct gemv_ctx {
   const emlx_gemm *g;
-  gemv_fn fn;     /* B's columns contiguous, or */
-  gemv_t_fn tfn;  /* B's rows contiguous, A widened into af */
+  gemv_fn fn;    /* B's columns contiguous, or */
+  gemv_t_fn tfn; /* B's rows contiguous, A widened into af */
   const float *af;
   int64_t cols; /* per task */
 } gemv_ctx;
