@@ -25,6 +25,7 @@ Usage:
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,16 +52,24 @@ def ggml_line(dt, M, K, N):
             f"0 {K} {M} 1 1 4 {4 * K} {4 * K * M} {4 * K * M} {dt}_m{M}_k{K}_n{N}")
 
 
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run_ggml(path, dt, M, K, N, timeout):
+    """(wall ms per run, CPU ms per run over all its threads), or None."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write(ggml_line(dt, M, K, N) + "\n")
         tf = f.name
     try:
+        c0 = child_cpu()
         r = subprocess.run([path, "perf", "-b", "CPU", "--test-file", tf], capture_output=True,
                            text=True, timeout=timeout)
+        cpu = child_cpu() - c0
         m = re.search(r"(\d+) runs -\s+([0-9.]+) us/run", r.stdout)
         if m:
-            return float(m.group(2)) / 1e3
+            return float(m.group(2)) / 1e3, cpu * 1e3 / (int(m.group(1)) + 1)
         print(f"# ggml {dt} M={M}: no timing in its output")
     except subprocess.TimeoutExpired:
         print(f"# ggml {dt} M={M}: over {timeout} s, skipped")
@@ -69,20 +78,29 @@ def run_ggml(path, dt, M, K, N, timeout):
     return None
 
 
-def run_emlx(binary, case, isa, reps, threads):
+def run_emlx(binary, case, isa, reps, threads, warmup):
+    """(median wall ms, CPU ms per repetition over all threads: the run's CPU
+    time less that of a one-repetition run, over the repetitions and warm-ups
+    beyond one), checksum, simd."""
     env = dict(os.environ)
     if isa != "default":
         env["EMLX_ISA"] = isa
-    cmd = [binary, "--case", case, "--reps", str(reps)]
+    cmd = [binary, "--case", case, "--reps", str(reps), "--warmup", str(warmup)]
     if threads:
         cmd += ["--threads", str(threads)]
+    c0 = child_cpu()
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
+    c1 = child_cpu()
+    # the same program with one repetition, no warm-up: its set-up, to subtract
+    base = [binary, "--case", case, "--reps", "1", "--warmup", "0"] + cmd[8:]
+    subprocess.run(base, capture_output=True, text=True, check=True, env=env)
+    cpu = max(0.0, (c1 - c0) - (child_cpu() - c1)) * 1e3 / max(1, reps + warmup - 1)
     for line in out.splitlines():
         if line.startswith("# emlx"):
             simd = re.search(r"simd=(\S+)", line)
         if line.startswith("case="):
             kv = dict(p.split("=", 1) for p in line.split())
-            return float(kv["median_ms"]), kv.get("checksum"), simd.group(1) if simd else "?"
+            return (float(kv["median_ms"]), cpu), kv.get("checksum"), simd.group(1) if simd else "?"
     raise RuntimeError(f"no case line from {cmd}: {out}")
 
 
@@ -117,6 +135,7 @@ def main():
                     help="comma-separated EMLX_ISA levels to run EMLX at (default: the machine's)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--case", action="append")
     ap.add_argument("--no-ggml", action="store_true")
@@ -140,25 +159,28 @@ def main():
     em = {}    # (case, isa) -> [ms]
     simd = {}  # isa -> what the program reported
     gg = {}    # (dt, M, K, N) -> [ms]
+    emc, ggc = {}, {}  # the same keys -> [CPU ms per repetition / run]
     for rnd in range(a.rounds):
         done_ggml = set()
         for case in cases:
             shp = shape_of(case)
             for isa in isas:
-                ms, _, s = run_emlx(a.bin, case, isa, a.reps, a.threads)
-                em.setdefault((case, isa), []).append(ms)
+                ms, _, s = run_emlx(a.bin, case, isa, a.reps, a.threads, a.warmup)
+                em.setdefault((case, isa), []).append(ms[0])
+                emc.setdefault((case, isa), []).append(ms[1])
                 simd[isa] = s
             if have_ggml and shp and shp[0] in GGML_TYPE and shp not in done_ggml:
                 done_ggml.add(shp)
                 t = run_ggml(a.ggml, *shp, a.ggml_timeout)
                 if t is not None:
-                    gg.setdefault(shp, []).append(t)
+                    gg.setdefault(shp, []).append(t[0])
+                    ggc.setdefault(shp, []).append(t[1])
         print(f"# round {rnd + 1}/{a.rounds} done; load {os.getloadavg()}", flush=True)
 
     print(f"# load average at end: {os.getloadavg()}")
     print("# EMLX levels: " + ", ".join(f"{i}: simd={simd.get(i)}" for i in isas))
     hdr = f"{'case':24} {'isa':8} {'emlx ms (min..max)':>28} {'ggml ms (min..max)':>28} " \
-          f"{'ggml/emlx':>9} {'f32/this':>9}"
+          f"{'ggml/emlx':>9} {'f32/this':>9} {'cpu ms emlx':>11} {'cpu ggml':>9} {'cpu g/e':>8}"
     print(hdr)
     for case in cases:
         shp = shape_of(case)
@@ -169,12 +191,19 @@ def main():
             twin = re.sub(r"_(bf16|f16)_", "_f32_", case)
             tw = em.get((twin, isa)) if twin != case else None
             tr = f"{statistics.median(tw) / statistics.median(v):.2f}x" if tw else "-"
-            print(f"{case:24} {isa:8} {fmt(v):>28} {fmt(g):>28} {r:>9} {tr:>9}")
+            ec = statistics.median(emc[(case, isa)])
+            gc = ggc.get(shp) if shp else None
+            gcs = f"{statistics.median(gc):.1f}" if gc else "-"
+            cr = f"{statistics.median(gc) / ec:.2f}x" if gc else "-"
+            print(f"{case:24} {isa:8} {fmt(v):>28} {fmt(g):>28} {r:>9} {tr:>9} {ec:>11.1f} "
+                  f"{gcs:>9} {cr:>8}")
             print(f"ratio case={case} isa={isa} emlx_ms={statistics.median(v):.4f} "
                   f"ggml_ms={statistics.median(g) if g else float('nan'):.4f} ggml_over_emlx={r} "
                   f"f32_over_this={tr} rounds={len(v)}")
     print("(ratios of medians; ggml/emlx > 1: EMLX is faster; f32/this: our f32 twin's time "
-          "over this case's)")
+          "over this case's; cpu: CPU time per repetition summed over threads (EMLX: less a "
+          "one-repetition run's; ggml: its whole process over its runs), a second view that "
+          "holds up better under load)")
 
 
 if __name__ == "__main__":
