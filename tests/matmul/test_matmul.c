@@ -243,6 +243,13 @@ static void test_views(void) {
     check_views(numeric[t], 33, 65, 40);
     check_views(numeric[t], 16, 16, 16);
   }
+  /* f16/bf16 decode shapes (1 to 4 rows): x @ W^T reads W's rows straight
+   * (dot products), x @ W its columns; K and N off the vector widths and
+   * the column blocks, N over several tasks of the pool. */
+  for (int64_t m = 1; m <= 4; m++) {
+    check_views(EMLX_FLOAT16, m, 403, 1101);
+    check_views(EMLX_BFLOAT16, m, 403, 1101);
+  }
 }
 
 /* Random (not exactly representable) values: NMSE against f64. */

@@ -237,6 +237,31 @@ static void test_cases(void) {
   }
 }
 
+/* 3x3 stride-1 f32 convolutions with 16+ channels in and out: Winograd
+ * F(2x2, 3x3) at the AVX2 and AVX-512 levels (conv_wino.c). Odd output
+ * extents (clipped tiles), asymmetric and negative padding, flip, channel
+ * counts off the vector widths and past a panel, several chunks of tiles;
+ * each has the 64 tiles (of 2 x 2 outputs) the path asks for. */
+static const cspec wino_cases[] = {
+    /* ns N Cin Cout G B  in k s lo hi kd id flip */
+    {2, 3, 16, 16, 1, 1, {9, 11}, {3, 3}, ONES, {1, 1}, {1, 1}, ONES, ONES, false},
+    {2, 2, 20, 35, 1, 1, {12, 13}, {3, 3}, ONES, {0, 2}, {1, 0}, ONES, ONES, true},
+    {2, 2, 17, 16, 1, 1, {22, 21}, {3, 3}, ONES, ZEROS, ZEROS, ONES, ONES, false},
+    {2, 4, 16, 18, 1, 1, {10, 10}, {3, 3}, ONES, {-1, 1}, {0, -1}, ONES, ONES, false},
+    {2, 64, 16, 16, 1, 1, {4, 4}, {3, 3}, ONES, ZEROS, ZEROS, ONES, ONES, true},
+    {2, 2, 64, 64, 1, 1, {14, 14}, {3, 3}, ONES, {1, 1}, {1, 1}, ONES, ONES, false},
+};
+
+static void test_winograd(void) {
+  for (size_t i = 0; i < sizeof wino_cases / sizeof wino_cases[0]; i++) {
+    char what[32];
+    snprintf(what, sizeof what, "winograd case %zu", i);
+    check_conv(&wino_cases[i], EMLX_FLOAT32, false, what);
+    if (i % 2 == 0)
+      check_conv(&wino_cases[i], EMLX_FLOAT32, true, what);
+  }
+}
+
 static void test_promotion(void) {
   /* f16 input with f32 weight convolves in f32 */
   double xv[4] = {1, 2, 3, 4}, wv[2] = {1, -1};
@@ -301,6 +326,7 @@ static void test_errors(void) {
 
 int main(void) {
   test_cases();
+  test_winograd();
   test_promotion();
   test_errors();
   return tu_finish();

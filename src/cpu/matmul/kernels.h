@@ -6,8 +6,10 @@
  * f32/f64/c64 through CBLAS; matmul_lowp.c f16/bf16, matmul_int.c integers.
  * Per-ISA units: matmul_int_* (matmul_int_body.h), matmul_small_* (small f32
  * products without BLAS), matmul_lowp_avx512.c and matmul_amx_avx512.c
- * (packing: matmul_pack_avx512.h). Constructors: src/ops/matmul/ (matmul,
- * tensordot, einsum); tests: tests/matmul/; benchmark: bench/bench_matmul.c. */
+ * (packing: matmul_pack_avx512.h), matmul_gemv_* (f16/bf16 products of at
+ * most 4 rows, matmul_gemv_body.h). Constructors: src/ops/matmul/ (matmul,
+ * tensordot, einsum); tests: tests/matmul/; benchmarks: bench/bench_matmul.c,
+ * bench/bench_lowp.c. */
 #ifndef EMLX_CPU_KERNELS_MATMUL_H
 #define EMLX_CPU_KERNELS_MATMUL_H
 

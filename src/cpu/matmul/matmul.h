@@ -99,12 +99,15 @@ typedef struct emlx_mm_lowp_kernel {
 const emlx_mm_lowp_kernel *emlx_mm_lowp_generic(emlx_dtype dtype);
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx2(emlx_dtype dtype); /* f32 FMA, AVX2 */
 
-/* bf16 products of at most EMLX_MM_GEMV_MAX_M rows with B's columns
- * contiguous (b_cs == 1), straight from B (matmul_gemv_body.h): columns
- * [j0, j1) of C. */
+/* f16/bf16 products of at most EMLX_MM_GEMV_MAX_M rows, straight from B
+ * (matmul_gemv_body.h): columns [j0, j1) of C. gemv: B's columns contiguous
+ * (b_cs == 1); gemv_t: B's rows contiguous (b_rs == 1), with A's rows
+ * widened to f32 in af (M x K, contiguous). */
 #define EMLX_MM_GEMV_MAX_M 4
-void emlx_mm_gemv_bf16_avx2(const emlx_gemm *g, int64_t j0, int64_t j1);
-void emlx_mm_gemv_bf16_avx512(const emlx_gemm *g, int64_t j0, int64_t j1);
+void emlx_mm_gemv_lowp_avx2(const emlx_gemm *g, int64_t j0, int64_t j1);
+void emlx_mm_gemv_lowp_avx512(const emlx_gemm *g, int64_t j0, int64_t j1);
+void emlx_mm_gemv_t_lowp_avx2(const emlx_gemm *g, const float *af, int64_t j0, int64_t j1);
+void emlx_mm_gemv_t_lowp_avx512(const emlx_gemm *g, const float *af, int64_t j0, int64_t j1);
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx512(emlx_dtype dtype); /* f32 FMA */
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx512bf16(void);         /* vdpbf16ps */
 const emlx_mm_lowp_kernel *emlx_mm_lowp_amx(void);                /* AMX-BF16 */

@@ -251,43 +251,66 @@ static void run_tasks(void *p, int64_t begin, int64_t end) {
 /* ---- few rows: straight from B ---------------------------------------------- */
 
 typedef void (*gemv_fn)(const emlx_gemm *g, int64_t j0, int64_t j1);
+typedef void (*gemv_t_fn)(const emlx_gemm *g, const float *af, int64_t j0, int64_t j1);
 typedef struct gemv_ctx {
   const emlx_gemm *g;
-  gemv_fn fn;
+  gemv_fn fn;    /* B's columns contiguous, or */
+  gemv_t_fn tfn; /* B's rows contiguous, A widened into af */
+  const float *af;
   int64_t cols; /* per task */
 } gemv_ctx;
 
 static void gemv_range(void *p, int64_t begin, int64_t end) {
   const gemv_ctx *x = p;
   int64_t j0 = begin * x->cols, j1 = end * x->cols;
-  x->fn(x->g, j0, j1 < x->g->N ? j1 : x->g->N);
+  j1 = j1 < x->g->N ? j1 : x->g->N;
+  if (x->fn)
+    x->fn(x->g, j0, j1);
+  else
+    x->tfn(x->g, x->af, j0, j1);
 }
 
-/* A decode step's products (bf16, M <= 4, B's columns contiguous) read B
- * once instead of packing it first, which would cross the weights three
- * times. EMLX_MATMUL_KERNEL (which forces a packed kernel) turns it off. */
-static gemv_fn choose_gemv(const emlx_gemm *g) {
-  if (g->dtype != EMLX_BFLOAT16 || g->M > EMLX_MM_GEMV_MAX_M || g->b_cs != 1 ||
-      getenv("EMLX_MATMUL_KERNEL"))
-    return NULL;
+/* A decode step's products (M <= 4, B with contiguous columns or rows) read
+ * B once instead of packing it first, which would cross the weights three
+ * times. EMLX_MATMUL_KERNEL (which forces a packed kernel) turns it off.
+ * Returns 1 when it ran the product, 0 when it does not apply, -1 on error. */
+static int try_gemv(const emlx_gemm *g, bool threaded) {
+  if (g->M > EMLX_MM_GEMV_MAX_M || getenv("EMLX_MATMUL_KERNEL"))
+    return 0;
   const char *isa = emlx_cpu_isa_get()->name;
-  if (strcmp(isa, "avx512") == 0)
-    return emlx_mm_gemv_bf16_avx512;
-  return strcmp(isa, "avx2") == 0 ? emlx_mm_gemv_bf16_avx2 : NULL;
+  bool avx512 = strcmp(isa, "avx512") == 0;
+  if (!avx512 && strcmp(isa, "avx2") != 0)
+    return 0;
+  gemv_ctx gx = {.g = g, .cols = 512};
+  emlx_buffer *holder = NULL;
+  if (g->b_cs == 1) {
+    gx.fn = avx512 ? emlx_mm_gemv_lowp_avx512 : emlx_mm_gemv_lowp_avx2;
+  } else if (g->b_rs == 1) {
+    gx.tfn = avx512 ? emlx_mm_gemv_t_lowp_avx512 : emlx_mm_gemv_t_lowp_avx2;
+    float *af = emlx_cpu_mm_scratch((size_t)(g->M * g->K) * sizeof(float), &holder);
+    if (!af)
+      return EMLX_FAIL("matmul: out of memory for packing buffers");
+    for (int64_t m = 0; m < g->M; m++)
+      for (int64_t k = 0; k < g->K; k++)
+        af[m * g->K + k] = load_lowp(g->a, m * g->a_rs + k * g->a_cs, g->dtype);
+    gx.af = af;
+  } else {
+    return 0;
+  }
+  int64_t tasks = (g->N + gx.cols - 1) / gx.cols;
+  double work = (double)g->M * (double)g->N * (double)g->K;
+  if (threaded && work > 1e6)
+    emlx__parallel_for(tasks, 1, gemv_range, &gx);
+  else
+    gemv_range(&gx, 0, tasks);
+  emlx__buffer_release(holder);
+  return 1;
 }
 
 int emlx_cpu_gemm_lowp(const emlx_gemm *g, bool threaded) {
-  gemv_fn gemv = choose_gemv(g);
-  if (gemv) {
-    gemv_ctx gx = {g, gemv, 512};
-    int64_t tasks = (g->N + gx.cols - 1) / gx.cols;
-    double work = (double)g->M * (double)g->N * (double)g->K;
-    if (threaded && work > 1e6)
-      emlx__parallel_for(tasks, 1, gemv_range, &gx);
-    else
-      gemv_range(&gx, 0, tasks);
-    return 0;
-  }
+  int gv = try_gemv(g, threaded);
+  if (gv != 0)
+    return gv < 0 ? -1 : 0;
   lowp_ctx x = {.g = g, .k = choose(g->dtype)};
   const emlx_mm_lowp_kernel *k = x.k;
   x.kpad = (g->K + k->ku - 1) / k->ku * k->ku;

@@ -13,8 +13,9 @@
  * input's pixels already are A. Depthwise convolutions (C_in/G == 1) in
  * f32/f64 run the direct kernel of conv_direct.c instead, and the other f32
  * convolutions at the AVX2 and AVX-512 levels the implicit-GEMM
- * micro-kernels of conv_tile.c (no im2col block at all); the scalar level
- * keeps im2col + BLAS. */
+ * micro-kernels of conv_tile.c (no im2col block at all), 3x3 stride-1 ones
+ * with enough channels Winograd's F(2x2, 3x3) over those micro-kernels
+ * (conv_wino.c); the scalar level keeps im2col + BLAS. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,7 +181,8 @@ int emlx_cpu_conv(const emlx_node *node, emlx_array *const *inputs, emlx_array *
   if (conv_direct_ok(&g)) {
     rc = emlx_cpu_conv_direct(&g, x, w, emlx__data(out));
   } else if ((tk = emlx_cpu_conv_tile_kernel(&g)) != NULL) {
-    rc = emlx_cpu_conv_tiled(&g, tk, x, w, emlx__data(out));
+    rc = emlx_cpu_conv_wino_ok(&g) ? emlx_cpu_conv_wino(&g, tk, x, w, emlx__data(out))
+                                   : emlx_cpu_conv_tiled(&g, tk, x, w, emlx__data(out));
   } else {
     emlx_buffer *ph;
     char *wp = emlx_cpu_mm_scratch((size_t)(g.G * g.K * g.Cog) * g.esize, &ph);

@@ -137,4 +137,12 @@ const struct emlx_conv_tile_kernel *emlx_cpu_conv_tile_kernel(const conv_geom *g
 int emlx_cpu_conv_tiled(const conv_geom *g, const struct emlx_conv_tile_kernel *k, const char *x,
                         const char *w, char *out);
 
+/* conv_wino.c: whether g (f32, 2-D, 3x3, stride 1, no dilation, one group,
+ * 16 to 256 channels in and out, 64+ output tiles of 2 x 2) runs through
+ * Winograd F(2x2, 3x3), and
+ * that convolution (with the tile kernel k for its GEMMs). */
+bool emlx_cpu_conv_wino_ok(const conv_geom *g);
+int emlx_cpu_conv_wino(const conv_geom *g, const struct emlx_conv_tile_kernel *k, const char *x,
+                       const char *w, char *out);
+
 #endif

@@ -4,9 +4,10 @@
  * The family (src/cpu/window/): everything that slides a window over the
  * input. window.c: the window reductions; window_scatter.c: the window
  * scatters (window_util.h: their geometry); conv.c: convolution as im2col +
- * GEMM, conv_direct.c: the direct depthwise kernel (conv_geom.h: their
- * geometry). Constructors: src/ops/window/ (window.c, conv.c); tests:
- * tests/window/; benchmark: bench/bench_conv.c. */
+ * GEMM, conv_direct.c: the direct depthwise kernel, conv_tile.c: the f32
+ * implicit-GEMM micro-kernels, conv_wino.c: Winograd F(2x2, 3x3) over them
+ * (conv_geom.h: their geometry). Constructors: src/ops/window/ (window.c,
+ * conv.c); tests: tests/window/; benchmark: bench/bench_conv.c. */
 #ifndef EMLX_CPU_WINDOW_KERNELS_H
 #define EMLX_CPU_WINDOW_KERNELS_H
 
