@@ -324,6 +324,34 @@ static void test_maxmin(void) {
   emlx_release(b);
 }
 
+/* A 0-d operand on either side of a row longer than two staging tiles
+ * (the float loops stage a broadcast operand once for every tile): each
+ * element against max/min computed here, exactly. */
+static void test_scalar_operand_long_row(void) {
+  enum { N = 1500 };
+  static double v[N], ra[N], rb[N];
+  fill(v, 140, -10, 10, false);
+  const double c = 0.25;
+  static const emlx_dtype dts[2] = {EMLX_FLOAT32, EMLX_FLOAT64};
+  for (int k = 0; k < 2; k++) {
+    emlx_array *x = tu_make1(dts[k], N, v);
+    emlx_array *s = tu_make(dts[k], NULL, 0, &c);
+    emlx_array *mx = emlx_maximum(x, s), *mn = emlx_minimum(s, x);
+    for (int i = 0; i < N; i++) {
+      double xi = dts[k] == EMLX_FLOAT32 ? (double)(float)v[i] : v[i];
+      ra[i] = xi > c ? xi : c;
+      rb[i] = xi < c ? xi : c;
+    }
+    int64_t n = N;
+    tu_check_array(mx, dts[k], &n, 1, ra, 0, "maximum(row, 0-d) over 1500");
+    tu_check_array(mn, dts[k], &n, 1, rb, 0, "minimum(0-d, row) over 1500");
+    emlx_release(mx);
+    emlx_release(mn);
+    emlx_release(s);
+    emlx_release(x);
+  }
+}
+
 /* ---- comparisons and logical ------------------------------------------------------------- */
 static void test_compare(void) {
   struct {
@@ -545,6 +573,7 @@ int main(void) {
   test_divmod();
   test_pow();
   test_maxmin();
+  test_scalar_operand_long_row();
   test_compare();
   test_bitwise();
   test_complex();

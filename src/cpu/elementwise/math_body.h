@@ -98,12 +98,25 @@ static inline emlx_c128 mb_minz(emlx_c128 x, emlx_c128 y) {
 }
 
 /* ---- staging ------------------------------------------------------------------- */
-/* n <= MF_TILE elements at stride s into a contiguous tile. */
+/* n <= MF_TILE elements at stride s into a contiguous tile. A broadcast
+ * (s == 0) is a fill, which vectorises; the strided loop does not. */
 static inline void mb_gather_f32(const float *p, int64_t s, int64_t n, float *t) {
+  if (s == 0) {
+    float v = p[0];
+    for (int64_t i = 0; i < n; i++)
+      t[i] = v;
+    return;
+  }
   for (int64_t i = 0; i < n; i++)
     t[i] = p[i * s];
 }
 static inline void mb_gather_f64(const double *p, int64_t s, int64_t n, double *t) {
+  if (s == 0) {
+    double v = p[0];
+    for (int64_t i = 0; i < n; i++)
+      t[i] = v;
+    return;
+  }
   for (int64_t i = 0; i < n; i++)
     t[i] = p[i * s];
 }

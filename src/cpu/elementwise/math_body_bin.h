@@ -9,15 +9,23 @@ static inline void mb_run2_f32(mb_tile2_f32 f, const float *a, int64_t sa, const
     return;
   }
   float ta[MF_TILE], tb[MF_TILE];
+  /* A broadcast operand's tile is filled once for every piece. */
+  int64_t first = bd_min64(MF_TILE, n);
+  if (sa == 0)
+    mb_gather_f32(a, 0, first, ta);
+  if (sb == 0)
+    mb_gather_f32(b, 0, first, tb);
   for (int64_t i0 = 0; i0 < n; i0 += MF_TILE) {
     int64_t len = bd_min64(MF_TILE, n - i0);
     const float *pa = a + i0 * sa, *pb = b + i0 * sb;
     if (sa != 1) {
-      mb_gather_f32(pa, sa, len, ta);
+      if (sa != 0)
+        mb_gather_f32(pa, sa, len, ta);
       pa = ta;
     }
     if (sb != 1) {
-      mb_gather_f32(pb, sb, len, tb);
+      if (sb != 0)
+        mb_gather_f32(pb, sb, len, tb);
       pb = tb;
     }
     f(pa, pb, o + i0, len);
@@ -30,15 +38,23 @@ static inline void mb_run2_f64(mb_tile2_f64 f, const double *a, int64_t sa, cons
     return;
   }
   double ta[MF_TILE], tb[MF_TILE];
+  /* A broadcast operand's tile is filled once for every piece. */
+  int64_t first = bd_min64(MF_TILE, n);
+  if (sa == 0)
+    mb_gather_f64(a, 0, first, ta);
+  if (sb == 0)
+    mb_gather_f64(b, 0, first, tb);
   for (int64_t i0 = 0; i0 < n; i0 += MF_TILE) {
     int64_t len = bd_min64(MF_TILE, n - i0);
     const double *pa = a + i0 * sa, *pb = b + i0 * sb;
     if (sa != 1) {
-      mb_gather_f64(pa, sa, len, ta);
+      if (sa != 0)
+        mb_gather_f64(pa, sa, len, ta);
       pa = ta;
     }
     if (sb != 1) {
-      mb_gather_f64(pb, sb, len, tb);
+      if (sb != 0)
+        mb_gather_f64(pb, sb, len, tb);
       pb = tb;
     }
     f(pa, pb, o + i0, len);
