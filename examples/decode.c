@@ -155,46 +155,42 @@ static emlx_array *weight(uint64_t seed, int64_t rows, int64_t cols, float fill)
   return w;
 }
 
-/* The weight of a linear layer from in to out features: the bf16 {in, out}
- * of weight(), kept as it is, or (quantized) transposed to {out, in} and
- * quantized along in (MLX's layout). 0 or -1. */
-static int make_lin(lin *L, bool quantized, uint64_t seed, int64_t in, int64_t out) {
-  emlx_array *w = weight(seed, in, out, 0);
+/* A bf16 weight w of rows x cols (taken over): kept dense as it is, or
+ * (quantized) transposed first when `transpose`, then quantized along its
+ * last axis (MLX's layout). 0 or -1. */
+static int make_weight(lin *L, bool quantized, bool transpose, emlx_array *w) {
   if (!w)
     return -1;
   if (!quantized) {
     L->w = w;
     return 0;
   }
-  const int perm[2] = {1, 0};
-  emlx_array *wt = emlx_transpose(w, perm, 2);
+  if (transpose) {
+    const int perm[2] = {1, 0};
+    emlx_array *wt = emlx_transpose(w, perm, 2);
+    emlx_release(w);
+    if (!wt)
+      return -1;
+    w = wt;
+  }
+  int rc = emlx_quantize(w, QGROUP, QBITS, EMLX_QUANT_AFFINE, &L->q, &L->scales, &L->biases);
   emlx_release(w);
-  if (!wt)
-    return -1;
-  int rc = emlx_quantize(wt, QGROUP, QBITS, EMLX_QUANT_AFFINE, &L->q, &L->scales, &L->biases);
-  emlx_release(wt);
   if (rc != 0)
     return -1;
   emlx_array *outs[3] = {L->q, L->scales, L->biases};
   return emlx_eval(outs, 3);
 }
 
+/* The weight of a linear layer from in to out features: the bf16 {in, out}
+ * of weight(), or {out, in} quantized along in. */
+static int make_lin(lin *L, bool quantized, uint64_t seed, int64_t in, int64_t out) {
+  return make_weight(L, quantized, true, weight(seed, in, out, 0));
+}
+
 /* The embedding table {VOCAB, HIDDEN} (a row per token): bf16, or quantized
  * along HIDDEN as it is. */
 static int make_embed(lin *E, bool quantized, uint64_t seed) {
-  emlx_array *w = weight(seed, VOCAB, HIDDEN, 0);
-  if (!w)
-    return -1;
-  if (!quantized) {
-    E->w = w;
-    return 0;
-  }
-  int rc = emlx_quantize(w, QGROUP, QBITS, EMLX_QUANT_AFFINE, &E->q, &E->scales, &E->biases);
-  emlx_release(w);
-  if (rc != 0)
-    return -1;
-  emlx_array *outs[3] = {E->q, E->scales, E->biases};
-  return emlx_eval(outs, 3);
+  return make_weight(E, quantized, false, weight(seed, VOCAB, HIDDEN, 0));
 }
 
 static void lin_free(lin *L) {
