@@ -67,8 +67,7 @@ typedef struct tile_job {
   _Atomic int failed;
 } tile_job;
 
-/* Element offset in x of the row (outer o, inner i). */
-static int64_t in_offset(const emlx_array *x, int axis, int64_t o, int64_t i) {
+int64_t emlx__fft_line_offset(const emlx_array *x, int axis, int64_t o, int64_t i) {
   int64_t off = 0;
   for (int d = x->ndim - 1; d > axis; d--) {
     off += (i % x->shape[d]) * x->strides[d];
@@ -113,7 +112,7 @@ static void tile_range(void *ctx, int64_t t0, int64_t t1) {
     }
     bool adjacent = nl == w;
     for (int l = 0; l < nl; l++) {
-      src[l] = J->xd + 2 * in_offset(J->x, J->axis, o[l], i[l]);
+      src[l] = J->xd + 2 * emlx__fft_line_offset(J->x, J->axis, o[l], i[l]);
       dst[l] = J->yd + 2 * (o[l] * J->n * J->inner + i[l]);
       lens[l] = J->len;
       adjacent = adjacent && src[l] == src[0] + 2 * l;
@@ -317,7 +316,7 @@ static int run_rows(const emlx_cpu_fft_table *T, const emlx_array *x, emlx_array
   int rc = 0;
   for (int64_t r = 0; r < rows && rc == 0; r++) {
     int64_t o = r / inner, i = r % inner;
-    row_src src = {xd + 2 * in_offset(x, P->axis, o, i), x->strides[P->axis], len, P->inverse};
+    row_src src = {xd + 2 * emlx__fft_line_offset(x, P->axis, o, i), x->strides[P->axis], len, P->inverse};
     row_dst dst = {yd + 2 * (o * P->n * inner + i), inner,
                    P->inverse ? (float)(1.0 / (double)P->n) : 1.0f, P->inverse};
     rc = row_exec(T, p, src, dst, scratch->ptr);

@@ -1,6 +1,6 @@
 /* fft.h — private to the FFT kernels: plans (fft_plan.c), the per-ISA inner
  * machinery (fft_body.h compiled by fft_{scalar,avx2,avx512}.c)
- * and the driver (fft.c).
+ * and the drivers (fft.c; fft_c128.c for complex128).
  *
  * Every transform is a forward one (exponent -2 pi i jk/n); the inverse is
  * conj(fft(conj(x))) / n, the conjugations folded into the copies in and out.
@@ -122,5 +122,11 @@ typedef struct emlx_cpu_fft_table {
 
 extern const emlx_cpu_fft_table emlx_cpu_fft_scalar, emlx_cpu_fft_avx2, emlx_cpu_fft_avx512;
 const emlx_cpu_fft_table *emlx__fft_table(void);
+
+/* Element offset in x of the line along axis at (outer o, inner i): o
+ * indexes the axes before it, i those after it, both row-major (fft.c;
+ * the complex128 driver, fft_c128.c, walks its lines with it too). */
+struct emlx_array;
+int64_t emlx__fft_line_offset(const struct emlx_array *x, int axis, int64_t o, int64_t i);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "fft.h"
 #include "kernels.h"
 #include "params_fft.h"
 
@@ -132,20 +133,6 @@ typedef struct z_job {
   _Atomic int failed;
 } z_job;
 
-/* Element offset in x of the line (outer o, inner i). */
-static int64_t line_offset(const emlx_array *x, int axis, int64_t o, int64_t i) {
-  int64_t off = 0;
-  for (int d = x->ndim - 1; d > axis; d--) {
-    off += (i % x->shape[d]) * x->strides[d];
-    i /= x->shape[d];
-  }
-  for (int d = axis - 1; d >= 0; d--) {
-    off += (o % x->shape[d]) * x->strides[d];
-    o /= x->shape[d];
-  }
-  return off;
-}
-
 static void lines_range(void *ctx, int64_t r0, int64_t r1) {
   z_job *J = ctx;
   const z_plan *p = J->plan;
@@ -158,7 +145,7 @@ static void lines_range(void *ctx, int64_t r0, int64_t r1) {
   double scale = J->inverse ? 1.0 / (double)n : 1.0;
   for (int64_t r = r0; r < r1; r++) {
     int64_t o = r / J->inner, i = r % J->inner;
-    const zc *src = J->xd + line_offset(J->x, J->axis, o, i);
+    const zc *src = J->xd + emlx__fft_line_offset(J->x, J->axis, o, i);
     for (int64_t k = 0; k < J->len; k++)
       a[k] = J->inverse ? conj(src[k * sx]) : src[k * sx];
     for (int64_t k = J->len; k < n; k++)
