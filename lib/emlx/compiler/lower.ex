@@ -301,20 +301,10 @@ if Code.ensure_loaded?(Nx) do
 
       branches =
         Enum.map(bodies, fn body ->
-          Recorder.push([])
-
           {out, _} =
-            try do
+            in_scope([], fn ->
               composite_eval(body, %{state | depth: state.depth + 1}, [%{} | caches])
-            rescue
-              e ->
-                Recorder.pop()
-                reraise e, __STACKTRACE__
-            catch
-              kind, reason ->
-                Recorder.pop()
-                :erlang.raise(kind, reason, __STACKTRACE__)
-            end
+            end)
 
           out_refs = flat_refs(out)
           tags = Recorder.tags(out_refs)
@@ -411,24 +401,33 @@ if Code.ensure_loaded?(Nx) do
     defp nested(expr, templates, initial, state) do
       refs = Enum.map(templates, &placeholder_for(&1, state.device))
       params = Composite.flatten_list([rebuild(initial, refs)])
-      Recorder.push(refs)
 
       {out, _} =
-        try do
+        in_scope(refs, fn ->
           composite_eval(expr, %{state | params: params, depth: state.depth + 1}, [%{}])
-        rescue
-          e ->
-            Recorder.pop()
-            reraise e, __STACKTRACE__
-        catch
-          kind, reason ->
-            Recorder.pop()
-            :erlang.raise(kind, reason, __STACKTRACE__)
-        end
+        end)
 
       out_refs = flat_refs(out)
       _ = Recorder.tags(out_refs)
       {Recorder.pop(), out_refs}
+    end
+
+    # Runs `fun` in a new recorder scope whose inputs are `refs`, left open
+    # for the caller to tag and pop; an error pops it before it propagates.
+    defp in_scope(refs, fun) do
+      Recorder.push(refs)
+
+      try do
+        fun.()
+      rescue
+        e ->
+          Recorder.pop()
+          reraise e, __STACKTRACE__
+      catch
+        kind, reason ->
+          Recorder.pop()
+          :erlang.raise(kind, reason, __STACKTRACE__)
+      end
     end
 
     # The captures of a while's two scopes become extra declared inputs, in
