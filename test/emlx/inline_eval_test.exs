@@ -195,14 +195,20 @@ defmodule EMLX.InlineEvalTest do
   end
 
   test "the memory limit fails an inline evaluation cleanly" do
-    EMLX.clear_cache()
-    build = fn -> EMLX.full(0.5, {16_384}, {:f, 64}, :cpu) end
+    # 8 MiB against a limit 64 KiB above what is active. The counters are
+    # read once the engine is quiet (tensors of earlier tests collected, jobs
+    # done), and the cache is emptied right before: a buffer of the same size
+    # class freed into the cache meanwhile would be reused without passing the
+    # limit (emlx/memory.h: the limit bounds active + cached), and one freed
+    # from active memory would leave room under it.
+    build = fn -> EMLX.full(0.5, {1_048_576}, {:f, 64}, :cpu) end
     t = build.()
 
     messages =
       for limits <- [@always, @never] do
         with_limits(limits, fn ->
-          active = EMLX.memory_info().active_memory
+          active = settled_counters().active_memory
+          EMLX.clear_cache()
           prev = EMLX.set_memory_limit(active + 65_536)
 
           try do
@@ -227,7 +233,7 @@ defmodule EMLX.InlineEvalTest do
     assert inline =~ ~r/^to_blob: .*memory/
     # nothing was half-written: the same tensor evaluates in full afterwards
     assert EMLX.to_blob(t) ==
-             IO.iodata_to_binary(List.duplicate(<<0.5::float-64-native>>, 16_384))
+             IO.iodata_to_binary(List.duplicate(<<0.5::float-64-native>>, 1_048_576))
   end
 
   test "a user queue with earlier work pending does not let later work overtake it" do
