@@ -1444,8 +1444,10 @@ defmodule EMLX do
   @doc """
   Sets the memory limit in bytes. Returns the previous limit.
 
-  An evaluation that would need more than this (after evicting the cache)
-  fails with `EMLX.NIFError` instead of exhausting memory. Defaults to the
+  An evaluation that would take active memory (the buffers tensors hold) past
+  this fails with `EMLX.NIFError` instead of exhausting memory, even when a
+  cached buffer of the size it needs is free; one that fits evicts cached
+  buffers first if active plus cached memory would pass it. Defaults to the
   machine's physical memory.
   """
   @spec set_memory_limit(non_neg_integer()) :: non_neg_integer()

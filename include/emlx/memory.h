@@ -20,9 +20,11 @@ typedef struct emlx_memory_stats {
 
 EMLX_API emlx_memory_stats emlx_memory_info(void);
 /* Both setters return the previous limit. Lowering the cache limit evicts at
- * once. An allocation that would take active + cached memory over the memory
- * limit first evicts cached buffers; if still over, it fails and the eval that
- * asked for it returns an error, leaving every existing array intact. */
+ * once. Active memory never passes the memory limit: an allocation that would
+ * take it over fails, even when a cached buffer of its size is free, and the
+ * eval that asked for it returns an error, leaving every existing array and
+ * the cache intact. One that fits but would take active + cached memory over
+ * the limit first evicts cached buffers. */
 EMLX_API size_t emlx_set_cache_limit(size_t bytes);
 EMLX_API size_t emlx_set_memory_limit(size_t bytes);
 EMLX_API size_t emlx_get_cache_limit(void);

@@ -124,6 +124,16 @@ emlx_buffer *emlx__buffer_alloc(size_t nbytes, emlx_device dev) {
   }
   pthread_mutex_lock(&g_alloc.mu);
   ensure_limits();
+  /* Active memory never passes the limit, whether the buffer comes from the
+   * cache or the OS; a refused allocation evicts nothing. */
+  if (g_alloc.active + capacity > g_alloc.memory_limit) {
+    size_t active = g_alloc.active, limit = g_alloc.memory_limit;
+    pthread_mutex_unlock(&g_alloc.mu);
+    emlx__set_error("memory limit exceeded: allocating %zu bytes with %zu active would pass "
+                    "the limit of %zu bytes",
+                    capacity, active, limit);
+    return NULL;
+  }
   emlx_buffer *b = g_alloc.buckets[bucket];
   if (b) {
     bucket_unlink(b);
@@ -132,14 +142,6 @@ emlx_buffer *emlx__buffer_alloc(size_t nbytes, emlx_device dev) {
   } else {
     while (g_alloc.lru_head && g_alloc.active + g_alloc.cached + capacity > g_alloc.memory_limit)
       evict_oldest();
-    if (g_alloc.active + capacity > g_alloc.memory_limit) {
-      size_t active = g_alloc.active, limit = g_alloc.memory_limit;
-      pthread_mutex_unlock(&g_alloc.mu);
-      emlx__set_error("memory limit exceeded: allocating %zu bytes with %zu active would pass "
-                      "the limit of %zu bytes",
-                      capacity, active, limit);
-      return NULL;
-    }
     b = calloc(1, sizeof *b);
     uint8_t mapped = 0;
     void *p = b ? os_alloc(capacity, &mapped) : NULL;

@@ -2,7 +2,8 @@
  * peak / cache counters, cache reuse, the cache limit (lowering it evicts at
  * once), clear_cache, reset_peak_memory, the memory limit (both setters
  * return the previous limit; going over it makes eval fail with a message,
- * evicts the cache first, and leaves every existing array intact), and that
+ * evicts the cache first, and leaves every existing array intact; a cached
+ * buffer of the right size does not let it pass), and that
  * active memory returns to where it started once every array is released. */
 #include <ctype.h>
 
@@ -205,12 +206,45 @@ static void test_impossible(void) {
   CHECK_EQ_U64(info().active_memory, before);
 }
 
+/* A cached buffer of the right size does not let active memory pass the
+ * limit: the allocation is refused and the cache keeps the buffer. */
+static void test_limit_with_cached_buffer(void) {
+  size_t ml = emlx_get_memory_limit();
+  emlx_clear_cache();
+  int64_t n = INT64_C(1) << 20; /* 4 MiB */
+  emlx_array *junk = make_f32(n, 0);
+  CHECK_OK(emlx_eval(&junk, 1));
+  emlx_release(junk);
+  size_t cached = info().cache_memory;
+  CHECK_MSG(cached >= 4 * MiB, "the 4 MiB buffer is cached (%zu bytes)", cached);
+
+  emlx_array *x = make_f32(1, 1.0f);
+  emlx_array *y = emlx_broadcast_to(x, &n, 1);
+  emlx_array *z = y ? emlx_add(y, y) : NULL;
+  CHECK(z != NULL);
+  emlx_set_memory_limit(info().active_memory + MiB);
+  emlx_clear_error();
+  CHECK_MSG(z && emlx_eval(&z, 1) != 0, "a 4 MiB eval 1 MiB under the limit fails");
+  CHECK_MSG(contains_ci(emlx_last_error(), "memory"), "the message says why: \"%s\"",
+            emlx_last_error());
+  CHECK_MSG(info().cache_memory == cached, "the cache is left as it was (%zu -> %zu)", cached,
+            info().cache_memory);
+  emlx_set_memory_limit(ml);
+  CHECK_OK(emlx_eval(&z, 1));
+  const float *d = z ? emlx_data(z) : NULL;
+  CHECK(d && d[0] == 2.0f && d[n - 1] == 2.0f);
+  emlx_release(z);
+  emlx_release(y);
+  emlx_release(x);
+}
+
 int main(void) {
   size_t start = info().active_memory;
   test_limits_roundtrip();
   test_counters_and_cache();
   test_peak();
   test_memory_limit();
+  test_limit_with_cached_buffer();
   test_impossible();
   emlx_clear_cache();
   CHECK_MSG(info().active_memory == start, "active memory back to the start (%zu vs %zu)",
