@@ -110,6 +110,17 @@ if Code.ensure_loaded?(Nx) do
     # triangular solves, all engine kernels. Those give Nx's bits; LAPACK's
     # gesv (getrf's reciprocal and fused updates) differs in the last bit.
 
+    # Complex QR runs Nx's Householder QR (the default function, on engine
+    # kernels): it reflects each column x onto -exp(i phase(x_i)) |x| e_i, so
+    # R's diagonal carries phases. LAPACK's R has a real diagonal; the
+    # unitary diagonal D with Q_nx = Q D depends on the phases of Nx's own
+    # intermediate columns, so finding it means replaying its reflections.
+    # Wide complex matrices keep LAPACK's factors: there Nx's reflector of a
+    # zero subcolumn divides 0 by 0 and its Q and R are NaN.
+    defp native(%Nx.Block.LinAlg.QR{}, {%{type: {:c, _}}, _}, [%{shape: shape}])
+         when elem(shape, tuple_size(shape) - 2) >= elem(shape, tuple_size(shape) - 1),
+         do: :default
+
     defp native(%Nx.Block.LinAlg.QR{mode: mode, eps: eps}, {q_out, r_out}, [t])
          when mode in [:reduced, :complete] do
       {q, r} = t |> ref_as(q_out.type) |> EMLX.linalg_qr(mode == :complete)
@@ -222,8 +233,8 @@ if Code.ensure_loaded?(Nx) do
     # LAPACK reflects onto -sign(x_i) |x| e_i. QR is unique up to
     # Q -> Q D, R -> D R (D = diag(+-1)); D is chosen to give Nx's signs:
     # sign(R_ii) for the reflected columns and, for the unreflected last
-    # one, the product of the others (so det(Q D) is Nx's). Complex QR keeps
-    # LAPACK's phases.
+    # one, the product of the others (so det(Q D) is Nx's). The complex
+    # factors that reach here (wide ones) keep LAPACK's phases.
     defp nx_qr_signs({device, _} = q, r, shape) do
       type = EMLX.scalar_type(r)
       rank = tuple_size(shape)
@@ -231,59 +242,54 @@ if Code.ensure_loaded?(Nx) do
       n = elem(shape, rank - 1)
       k = min(m, n)
 
-      case type do
-        {:c, _} ->
-          {q, r}
+      if k == 0 or match?({:c, _}, type) do
+        {q, r}
+      else
+        r_shape = EMLX.shape(r)
+        q_shape = EMLX.shape(q)
+        batch = r_shape |> Tuple.to_list() |> Enum.take(rank - 2)
+        top = slice_last2(r, r_shape, k, k)
 
-        _ when k == 0 ->
-          {q, r}
+        diagonal =
+          top |> EMLX.multiply(EMLX.eye(k, k, type, device)) |> EMLX.sum([rank - 1], false)
 
-        _ ->
-          r_shape = EMLX.shape(r)
-          q_shape = EMLX.shape(q)
-          batch = r_shape |> Tuple.to_list() |> Enum.take(rank - 2)
-          top = slice_last2(r, r_shape, k, k)
+        one = EMLX.scalar_tensor(1, type, device)
+        minus_one = EMLX.scalar_tensor(-1, type, device)
+        zero = EMLX.scalar_tensor(0, type, device)
+        signs = EMLX.where(EMLX.less(diagonal, zero), minus_one, one)
+        # A column that neither algorithm reflected keeps its sign. LAPACK
+        # left columns 0..i alone exactly when Q's columns 0..i are e_0..e_i
+        # (H_i e_i = e_i - tau v, v_i = 1, differs from e_i when tau != 0),
+        # and there Nx's subcolumn is zero too.
+        unit =
+          q
+          |> slice_last2(q_shape, m, k)
+          |> EMLX.equal(EMLX.eye(m, k, type, device))
+          |> EMLX.all([rank - 2], false)
 
-          diagonal =
-            top |> EMLX.multiply(EMLX.eye(k, k, type, device)) |> EMLX.sum([rank - 1], false)
+        signs = EMLX.where(unit, one, signs)
 
-          one = EMLX.scalar_tensor(1, type, device)
-          minus_one = EMLX.scalar_tensor(-1, type, device)
-          zero = EMLX.scalar_tensor(0, type, device)
-          signs = EMLX.where(EMLX.less(diagonal, zero), minus_one, one)
-          # A column that neither algorithm reflected keeps its sign. LAPACK
-          # left columns 0..i alone exactly when Q's columns 0..i are e_0..e_i
-          # (H_i e_i = e_i - tau v, v_i = 1, differs from e_i when tau != 0),
-          # and there Nx's subcolumn is zero too.
-          unit =
-            q
-            |> slice_last2(q_shape, m, k)
-            |> EMLX.equal(EMLX.eye(m, k, type, device))
-            |> EMLX.all([rank - 2], false)
+        signs =
+          cond do
+            m > n ->
+              signs
 
-          signs = EMLX.where(unit, one, signs)
+            k == 1 ->
+              EMLX.full(1, List.to_tuple(batch ++ [1]), type, device)
 
-          signs =
-            cond do
-              m > n ->
-                signs
+            true ->
+              reflected = slice_axis(signs, EMLX.shape(signs), rank - 2, 0, k - 1)
+              last = EMLX.product(reflected, [rank - 2], true)
+              EMLX.concatenate([reflected, last], rank - 2)
+          end
 
-              k == 1 ->
-                EMLX.full(1, List.to_tuple(batch ++ [1]), type, device)
-
-              true ->
-                reflected = slice_axis(signs, EMLX.shape(signs), rank - 2, 0, k - 1)
-                last = EMLX.product(reflected, [rank - 2], true)
-                EMLX.concatenate([reflected, last], rank - 2)
-            end
-
-          r_rows = elem(r_shape, rank - 2)
-          q_cols = elem(q_shape, rank - 1)
-          row_signs = signs |> pad_ones(rank - 2, r_rows - k, one)
-          col_signs = signs |> pad_ones(rank - 2, q_cols - k, one)
-          row_signs = EMLX.reshape(row_signs, List.to_tuple(batch ++ [r_rows, 1]))
-          col_signs = EMLX.reshape(col_signs, List.to_tuple(batch ++ [1, q_cols]))
-          {EMLX.multiply(q, col_signs), EMLX.multiply(r, row_signs)}
+        r_rows = elem(r_shape, rank - 2)
+        q_cols = elem(q_shape, rank - 1)
+        row_signs = signs |> pad_ones(rank - 2, r_rows - k, one)
+        col_signs = signs |> pad_ones(rank - 2, q_cols - k, one)
+        row_signs = EMLX.reshape(row_signs, List.to_tuple(batch ++ [r_rows, 1]))
+        col_signs = EMLX.reshape(col_signs, List.to_tuple(batch ++ [1, q_cols]))
+        {EMLX.multiply(q, col_signs), EMLX.multiply(r, row_signs)}
       end
     end
 

@@ -495,7 +495,7 @@ if Code.ensure_loaded?(Nx) do
         assert_in_delta Nx.to_number(Nx.LinAlg.determinant(a)), 70.0, 1.0e-3
       end
 
-      test "qr has Nx's signs: tall, square and wide, reduced and complete" do
+      test "qr has Nx's signs and phases: tall, square and wide, reduced and complete" do
         for {shape, seed} <- [{{5, 3}, 31}, {{4, 4}, 32}, {{3, 5}, 33}, {{2, 6, 6}, 34}],
             mode <- [:reduced, :complete] do
           a = random(shape, {:f, 32}, seed)
@@ -514,6 +514,27 @@ if Code.ensure_loaded?(Nx) do
           assert Nx.all_close(r_k.(re), on_emlx(r_k.(r)), atol: 1.0e-4) |> Nx.to_number() == 1,
                  "r " <> what
         end
+
+        # complex, tall and square: Nx's phases (R's diagonal is
+        # -exp(i phase(x_i)) |x| for each reflected column x, not LAPACK's
+        # real diagonal). Nx's wide complex QR is NaN; ours is checked below.
+        for {shape, seed} <- [{{4, 3}, 35}, {{3, 3}, 36}, {{2, 5, 4}, 37}],
+            mode <- [:reduced, :complete] do
+          a = Nx.complex(random(shape, {:f, 32}, seed), random(shape, {:f, 32}, seed + 10))
+          {q, r} = Nx.LinAlg.qr(a, mode: mode)
+          {qe, re} = Nx.LinAlg.qr(on_emlx(a), mode: mode)
+          what = "complex #{inspect(shape)} #{mode}"
+          assert Nx.all_close(qe, on_emlx(q), atol: 1.0e-5) |> Nx.to_number() == 1, "q " <> what
+          assert Nx.all_close(re, on_emlx(r), atol: 1.0e-4) |> Nx.to_number() == 1, "r " <> what
+        end
+
+        wide = Nx.complex(random({2, 4}, {:f, 32}, 38), random({2, 4}, {:f, 32}, 39))
+        {q, r} = Nx.LinAlg.qr(on_emlx(wide))
+        assert Nx.all_close(Nx.dot(q, r), on_emlx(wide), atol: 1.0e-5) |> Nx.to_number() == 1
+        eye = Nx.eye(2, type: {:c, 64}, backend: EMLX.Backend)
+        q_h = q |> Nx.conjugate() |> Nx.transpose()
+        assert Nx.all_close(Nx.dot(q_h, q), eye, atol: 1.0e-5) |> Nx.to_number() == 1
+        assert Nx.to_flat_list(Nx.abs(Nx.tril(r, k: -1))) |> Enum.all?(&(&1 == 0.0))
 
         # an upper triangular input is not reflected: Q = I, R = A, by Nx too
         t = Nx.tensor([[-3.0, 2.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, -1.0]])
