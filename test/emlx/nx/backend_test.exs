@@ -397,10 +397,13 @@ if Code.ensure_loaded?(Nx) do
             p = Nx.to_pointer(t, mode: :local)
             # while the tensor lives, the address is taken back and shared
             back = Nx.from_pointer(EMLX.Backend, p, {:f, 32}, {div(bytes, 4)})
-            send(parent, {:pointer, p, Nx.to_number(back[12_345])})
+            value = Nx.to_number(back[12_345])
+            # t is used here so that the process keeps it until now: a
+            # garbage collection after its last use would free it
+            send(parent, {:pointer, p, value, Nx.size(t)})
           end)
 
-        assert_receive {:pointer, pointer, 12_345.0}
+        assert_receive {:pointer, pointer, 12_345.0, _}
         assert_receive {:DOWN, ^mon, :process, ^pid, :normal}
         :erlang.garbage_collect()
 
@@ -428,6 +431,9 @@ if Code.ensure_loaded?(Nx) do
         assert_raise ArgumentError, ~r/cannot hold|another size/, fn ->
           Nx.from_pointer(EMLX.Backend, %{p2 | data_size: 4}, {:f, 32}, {1})
         end
+
+        # (t2 used after the call, so that it is alive during it)
+        assert Nx.to_flat_list(t2) == [1.0, 2.0]
       end
 
       test "device options" do
