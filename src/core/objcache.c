@@ -12,7 +12,8 @@
  * pattern can pile up. A thread's cache is freed when the thread exits (a
  * pthread key's destructor); a block freed on that thread afterwards (by a
  * later destructor) goes straight back to malloc. Under AddressSanitizer the
- * cached blocks are poisoned, so a use after free is still reported.
+ * cached blocks are poisoned past their link word, so a use after free is
+ * still reported.
  *
  * Spare blocks are simpler: one per slot, taken and given back by the same
  * thread (eval's walk and partition), so a small graph's eval allocates
@@ -152,7 +153,9 @@ void emlx__obj_free(void *p, size_t bytes) {
   c->head[k] = b;
   c->count[k]++;
   c->bytes += class_bytes(k);
-  OBJ_POISON(b, class_bytes(k));
+  /* All but the link: LeakSanitizer does not follow pointers in poisoned
+   * memory, and any use of a dead array or node reads past its first word. */
+  OBJ_POISON((char *)b + sizeof *b, class_bytes(k) - sizeof *b);
 }
 
 void *emlx__spare_take(int slot, size_t *cap) {
