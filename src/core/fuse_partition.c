@@ -40,9 +40,7 @@ static int find_root(part *p, int r) {
 
 /* One block holds the union-find's arrays: shape_of, then parent, nops,
  * next, reducer and count (n + 1 ints), then sealed (n bytes). */
-static size_t group_bytes(size_t n) {
-  return n * sizeof(void *) + (5 * n + 1) * sizeof(int) + n;
-}
+static size_t group_bytes(size_t n) { return n * sizeof(void *) + (5 * n + 1) * sizeof(int) + n; }
 
 int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
                      emlx_fuse_region **regions_out, int *nregions_out) {
@@ -209,8 +207,8 @@ static int order_index(emlx_array *const *order, const emlx_ptrmap *index, emlx_
 /* The inputs of a PENDING node (read under its lock) into in[0..cap), as
  * indices into order (-1: not in it); -1 when the node is no longer pending
  * or has more than cap inputs. */
-static int read_inputs(emlx_node *node, emlx_array *const *order, const emlx_ptrmap *index,
-                       int *in, int cap, emlx_array **ins3) {
+static int read_inputs(emlx_node *node, emlx_array *const *order, const emlx_ptrmap *index, int *in,
+                       int cap, emlx_array **ins3) {
   int n = -1;
   emlx__spin_lock(&node->lock);
   if (atomic_load_explicit(&node->state, memory_order_acquire) == EMLX_NODE_PENDING &&

@@ -534,7 +534,7 @@ static void test_retain_release(void) {
 /* A scalar tensor is an evaluated leaf from the start (MLX's array(value)),
  * in every dtype, holding the value converted; full() of rank 0 stays lazy. */
 static void test_scalar_tensor_is_a_leaf(void) {
-  static const emlx_dtype dts[] = {EMLX_BOOL,    EMLX_UINT8,   EMLX_INT32,   EMLX_INT64,
+  static const emlx_dtype dts[] = {EMLX_BOOL,    EMLX_UINT8,    EMLX_INT32,   EMLX_INT64,
                                    EMLX_FLOAT16, EMLX_BFLOAT16, EMLX_FLOAT32, EMLX_FLOAT64};
   for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
     emlx_array *s = emlx_scalar_tensor(3.0, dts[i], EMLX_CPU);

@@ -71,8 +71,8 @@ static void test_reuse(void) {
   free(blocks);
   i = emlx__objcache_thread_info();
   CHECK_MSG(i.bytes <= (size_t)256 << 10 && i.bytes >= (size_t)200 << 10,
-            "after freeing %d blocks of 320 bytes the cache holds %zu bytes (bound 256 KiB)",
-            MANY, i.bytes);
+            "after freeing %d blocks of 320 bytes the cache holds %zu bytes (bound 256 KiB)", MANY,
+            i.bytes);
 }
 
 /* ---- made on one thread, released on another ------------------------------------------ */
