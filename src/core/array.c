@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "objcache.h"
 #include "params_control.h"
 
 /* ---- creation ---------------------------------------------------------------- */
@@ -47,18 +48,14 @@ bool emlx__shape_size(const int64_t *shape, int ndim, int64_t *size_out) {
   return true;
 }
 
-emlx_array *emlx__array_alloc(emlx_dtype dtype, const int64_t *shape, int ndim, emlx_device dev) {
+int emlx__array_init(emlx_array *a, emlx_dtype dtype, const int64_t *shape, int ndim,
+                     emlx_device dev) {
   int64_t size;
-  if (!emlx_dtype_is_valid(dtype)) return EMLX_FAIL_NULL("invalid dtype %d", (int)dtype);
-  if (!emlx__shape_size(shape, ndim, &size)) return NULL;
-  emlx_array *a = calloc(1, sizeof *a);
-  if (!a) return EMLX_FAIL_NULL("out of memory");
+  if (!emlx_dtype_is_valid(dtype)) return EMLX_FAIL("invalid dtype %d", (int)dtype);
+  if (!emlx__shape_size(shape, ndim, &size)) return -1;
   if (ndim > EMLX_INLINE_DIMS) {
     a->shape = malloc(2 * (size_t)ndim * sizeof(int64_t));
-    if (!a->shape) {
-      free(a);
-      return EMLX_FAIL_NULL("out of memory");
-    }
+    if (!a->shape) return EMLX_FAIL("out of memory");
     a->strides = a->shape + ndim;
   } else {
     a->shape = a->inline_shape;
@@ -71,6 +68,20 @@ emlx_array *emlx__array_alloc(emlx_dtype dtype, const int64_t *shape, int ndim, 
   a->device = dev;
   a->ndim = ndim;
   a->size = size;
+  return 0;
+}
+
+void emlx__array_fini(emlx_array *a) {
+  if (a->shape != a->inline_shape) free(a->shape);
+}
+
+emlx_array *emlx__array_alloc(emlx_dtype dtype, const int64_t *shape, int ndim, emlx_device dev) {
+  emlx_array *a = emlx__obj_alloc(sizeof *a);
+  if (!a) return EMLX_FAIL_NULL("out of memory");
+  if (emlx__array_init(a, dtype, shape, ndim, dev) != 0) {
+    emlx__obj_free(a, sizeof *a);
+    return NULL;
+  }
   return a;
 }
 
@@ -192,33 +203,54 @@ static void push_dead(emlx_array *a) {
   tls_dead.items[tls_dead.n++] = a;
 }
 
-/* Drops the node's inputs, queueing those that die. */
-static void node_free(emlx_node *n) {
+/* Holding a's only reference means no thread can take another: a
+ * reference is only ever copied from a held one, except the weak
+ * back-pointers of a multi-output node's outputs (eval's run_node), so for
+ * every other array the final release need not be an atomic decrement. */
+static inline bool sole_owner(emlx_array *a) {
+  return atomic_load_explicit(&a->refcount, memory_order_acquire) == 1 &&
+         (!a->node || a->node->noutputs == 1);
+}
+
+static inline bool drop_ref(emlx_array *a) {
+  return sole_owner(a) || atomic_fetch_sub_explicit(&a->refcount, 1, memory_order_acq_rel) == 1;
+}
+
+/* Drops the node's inputs, queueing those that die, and its params' own
+ * references. */
+static void node_drop_all(emlx_node *n) {
   for (int i = 0; i < n->ninputs; i++) {
     emlx_array *in = n->inputs[i];
-    if (atomic_fetch_sub_explicit(&in->refcount, 1, memory_order_acq_rel) == 1) push_dead(in);
+    if (drop_ref(in)) push_dead(in);
   }
   emlx__params_release(n->prim, n->params); /* control flow's programs */
-  free(n);
 }
 
 static void destroy_one(emlx_array *a) {
   emlx_node *n = a->node;
-  if (n) {
+  size_t bytes = sizeof *a;
+  if (n && emlx__node_is_joint(a, n)) {
+    /* The node's one reference is a's: both go now, in one block. */
+    bytes = n->block_bytes;
+    node_drop_all(n);
+  } else if (n) {
     if (n->noutputs > 1) {
       emlx__spin_lock(&n->lock);
       n->outputs[a->output_index] = NULL;
       emlx__spin_unlock(&n->lock);
     }
-    if (atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) == 1) node_free(n);
+    if (atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) == 1) {
+      node_drop_all(n);
+      emlx__obj_free(n, n->block_bytes);
+    }
   }
   emlx__buffer_release(a->buffer);
-  if (a->shape != a->inline_shape) free(a->shape);
-  free(a);
+  emlx__array_fini(a);
+  emlx__obj_free(a, bytes);
 }
 
 void emlx_release(emlx_array *a) {
-  if (!a || atomic_fetch_sub_explicit(&a->refcount, 1, memory_order_acq_rel) != 1) return;
+  if (!a || !drop_ref(a)) return;
   push_dead(a);
   if (tls_dead.draining) return;
   tls_dead.draining = true;

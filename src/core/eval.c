@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "fuse.h"
+#include "objcache.h"
 #include "ptrmap.h"
 
 static _Atomic uint64_t g_nodes_computed;
@@ -49,8 +50,47 @@ typedef struct walk {
   size_t nstack, capstack;
   emlx_array **order;
   size_t norder, caporder;
-  emlx_ptrmap seen; /* nodes walked */
+  emlx_ptrmap seen; /* node -> its array's index in order (-1 while expanding) */
 } walk;
+
+/* A walk starts from its thread's spare blocks (objcache.h): an eval of a
+ * small graph then allocates nothing. */
+static void walk_begin(walk *w) {
+  size_t cap, kcap, vcap;
+  memset(w, 0, sizeof *w);
+  w->stack = emlx__spare_take(EMLX__SPARE_WALK_STACK, &cap);
+  w->capstack = cap / sizeof *w->stack;
+  w->order = emlx__spare_take(EMLX__SPARE_WALK_ORDER, &cap);
+  w->caporder = cap / sizeof *w->order;
+  void *keys = emlx__spare_take(EMLX__SPARE_MAP_KEYS, &kcap);
+  void *vals = emlx__spare_take(EMLX__SPARE_MAP_VALS, &vcap);
+  size_t slots = kcap / sizeof(void *);
+  if (keys && vals && slots > 0 && (slots & (slots - 1)) == 0 && vcap / sizeof(int) == slots) {
+    memset(keys, 0, kcap);
+    w->seen.keys = keys;
+    w->seen.vals = vals;
+    w->seen.cap = slots;
+  } else {
+    free(keys);
+    free(vals);
+  }
+}
+
+/* Gives the blocks back for the next walk (the order unless the caller
+ * took it: then w->order is NULL). A map far larger than this walk needed
+ * is dropped, so a thread's small evals do not each clear a big one. */
+static void walk_end(walk *w) {
+  for (size_t i = 0; i < w->nstack; i++) emlx_release(w->stack[i].array);
+  emlx__spare_give(EMLX__SPARE_WALK_STACK, w->stack, w->capstack * sizeof *w->stack);
+  emlx__spare_give(EMLX__SPARE_WALK_ORDER, w->order, w->caporder * sizeof *w->order);
+  if (w->seen.cap > 1024 && w->seen.n * 16 < w->seen.cap) {
+    emlx__ptrmap_free(&w->seen);
+    return;
+  }
+  emlx__spare_give(EMLX__SPARE_MAP_KEYS, w->seen.keys, w->seen.cap * sizeof(void *));
+  emlx__spare_give(EMLX__SPARE_MAP_VALS, w->seen.vals, w->seen.cap * sizeof(int));
+  w->seen = (emlx_ptrmap){0};
+}
 
 static int push_frame(walk *w, emlx_array *a) {
   if (w->nstack == w->capstack) {
@@ -76,13 +116,6 @@ static int push_order(walk *w, emlx_array *a) {
   return 0;
 }
 
-static void walk_free(walk *w) {
-  for (size_t i = 0; i < w->nstack; i++) emlx_release(w->stack[i].array);
-  free(w->stack);
-  free(w->order);
-  emlx__ptrmap_free(&w->seen);
-}
-
 /* Collects the lazy arrays reachable from roots, inputs before consumers,
  * each node once, each held by one reference. */
 static int collect(walk *w, emlx_array *const *roots, size_t n) {
@@ -99,10 +132,11 @@ static int collect(walk *w, emlx_array *const *roots, size_t n) {
         emlx_release(a);
         return -1;
       }
+      if (emlx__ptrmap_put(&w->seen, a->node, (int)(w->norder - 1)) < 0) return -1;
       continue;
     }
     emlx_node *node = a->node;
-    int added = emlx__ready(a) ? 0 : emlx__ptrmap_add(&w->seen, node, 1);
+    int added = emlx__ready(a) ? 0 : emlx__ptrmap_add(&w->seen, node, -1);
     if (added <= 0) {
       w->nstack--;
       emlx_release(a);
@@ -154,7 +188,7 @@ static int run_node(emlx_node *node, emlx_array *via) {
   emlx_array **outs = node->noutputs <= 4 ? outs_local : malloc(node->noutputs * sizeof *outs);
   if (!outs) return EMLX_FAIL("eval: out of memory");
   if (node->noutputs == 1) {
-    outs[0] = emlx_retain(via);
+    outs[0] = via; /* held by the caller (the walk) */
   } else {
     /* Siblings released meanwhile are NULL: the kernel computes into scratch. */
     emlx__spin_lock(&node->lock);
@@ -193,7 +227,8 @@ static int run_node(emlx_node *node, emlx_array *via) {
       outs[i]->buffer = NULL;
     }
   }
-  for (int i = 0; i < node->noutputs; i++) emlx_release(outs[i]);
+  if (node->noutputs > 1)
+    for (int i = 0; i < node->noutputs; i++) emlx_release(outs[i]);
   if (outs != outs_local) free(outs);
   return rc;
 }
@@ -274,38 +309,48 @@ static int eval_region(const emlx_fuse_region *r, emlx_array **order) {
   return rc;
 }
 
+/* Releases the walk's references to what is left of its order. */
+static void release_order(emlx_array **order, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (order[i]) emlx_release(order[i]);
+}
+
 int emlx__walk_lazy(emlx_array *const *roots, size_t n, emlx_array ***order, size_t *norder) {
-  walk w = {0};
+  walk w;
+  walk_begin(&w);
   int rc = collect(&w, roots, n);
   if (rc != 0) {
-    for (size_t i = 0; i < w.norder; i++)
-      emlx_release(w.order[i]);
-    free(w.order);
-    w.order = NULL;
+    release_order(w.order, w.norder);
     w.norder = 0;
   }
-  *order = w.order;
+  *order = rc == 0 ? w.order : NULL;
   *norder = w.norder;
-  w.order = NULL; /* now the caller's */
-  walk_free(&w);
+  if (rc == 0) w.order = NULL; /* now the caller's */
+  walk_end(&w);
   return rc;
 }
 
 int emlx__eval(emlx_array *const *arrays, size_t n) {
-  emlx_array **order;
-  size_t norder;
-  if (emlx__walk_lazy(arrays, n, &order, &norder) != 0)
+  walk w;
+  walk_begin(&w);
+  if (collect(&w, arrays, n) != 0) {
+    release_order(w.order, w.norder);
+    walk_end(&w);
     return EMLX_FAIL("eval: out of memory while walking the graph");
+  }
+  emlx_array **order = w.order;
+  size_t norder = w.norder;
   /* Fused regions (none when fusion is off or memory is short). */
   int *region_of = NULL;
+  size_t region_cap = 0;
   emlx_fuse_region *regions = NULL;
   int nregions = 0;
   if (norder >= 2 && emlx__fusion_on()) {
-    region_of = malloc(norder * sizeof *region_of);
+    region_of = emlx__spare_get(EMLX__SPARE_REGION_OF, norder * sizeof *region_of, &region_cap);
     if (region_of &&
-        (emlx__fuse_partition(order, norder, region_of, &regions, &nregions) != 0 ||
+        (emlx__fuse_partition(order, norder, &w.seen, region_of, &regions, &nregions) != 0 ||
          nregions == 0)) {
-      free(region_of);
+      emlx__spare_give(EMLX__SPARE_REGION_OF, region_of, region_cap);
       region_of = NULL;
     }
   }
@@ -325,12 +370,10 @@ int emlx__eval(emlx_array *const *arrays, size_t n) {
     emlx_release(order[i]);
     order[i] = NULL;
   }
-  for (size_t i = 0; i < norder; i++)
-    if (order[i])
-      emlx_release(order[i]);
+  release_order(order, norder);
   emlx__fuse_regions_free(regions, nregions);
-  free(region_of);
-  free(order);
+  emlx__spare_give(EMLX__SPARE_REGION_OF, region_of, region_cap);
+  walk_end(&w);
   return rc;
 }
 

@@ -13,6 +13,7 @@
 #define EMLX_FUSE_H
 
 #include "internal.h"
+#include "ptrmap.h"
 
 #define EMLX_FUSE_MAX_OPS 64
 #define EMLX_FUSE_MAX_INPUTS 96
@@ -118,10 +119,11 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
                      emlx_fuse_region **regions, int *nregions);
 
 /* Fills region_of[i] (the region index of order[i], or -1) and *regions with
- * the regions of two or more nodes. 0, or -1 out of memory (then nothing is
- * fused). */
-int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
-                         emlx_fuse_region **regions, int *nregions);
+ * the regions of two or more nodes; index maps each node of order to its
+ * position there (the walk's map, eval.c). 0, or -1 out of memory (then
+ * nothing is fused). */
+int emlx__fuse_partition(emlx_array *const *order, size_t n, const emlx_ptrmap *index,
+                         int *region_of, emlx_fuse_region **regions, int *nregions);
 void emlx__fuse_regions_free(emlx_fuse_region *regions, int nregions);
 /* Runs region r of order at its anchor: 1 done (outputs READY, their nodes
  * DONE), 0 not run and nothing changed (a member was claimed elsewhere, or

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fuse.h"
+#include "objcache.h"
 #include "ptrmap.h"
 
 typedef struct part {
@@ -37,25 +38,32 @@ static int find_root(part *p, int r) {
   return r;
 }
 
+/* One block holds the union-find's arrays: shape_of, then parent, nops,
+ * next, reducer and count (n + 1 ints), then sealed (n bytes). */
+static size_t group_bytes(size_t n) { return n * sizeof(void *) + (5 * n + 1) * sizeof(int) + n; }
+
 int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
                      emlx_fuse_region **regions_out, int *nregions_out) {
   *regions_out = NULL;
   *nregions_out = 0;
   for (size_t i = 0; i < n; i++)
     region_of[i] = -1;
-  if (n < 2 || n > (size_t)INT32_MAX / 4)
+  if (n < 2 || n > (size_t)INT32_MAX / 8)
     return 0;
-  part p = {malloc(n * sizeof(int)),
-            malloc(n * sizeof(int)),
-            malloc(n * sizeof(int)),
-            malloc(n * sizeof(int)),
-            calloc(n, 1),
-            malloc(n * sizeof(void *)),
-            0};
-  int *count = NULL;
+  size_t cap;
+  char *block = emlx__spare_get(EMLX__SPARE_GROUP, group_bytes(n), &cap);
+  if (!block)
+    return -1;
+  part p;
+  p.shape_of = (const emlx_fuse_vertex **)(void *)block;
+  p.parent = (int *)(void *)(block + n * sizeof(void *));
+  p.nops = p.parent + n;
+  p.next = p.nops + n;
+  p.reducer = p.next + n;
+  int *count = p.reducer + n; /* n + 1 */
+  p.sealed = (unsigned char *)(count + n + 1);
+  p.nreg = 0;
   int rc = -1;
-  if (!p.parent || !p.nops || !p.next || !p.reducer || !p.sealed || !p.shape_of)
-    goto out;
   for (size_t i = 0; i < n; i++) {
     const emlx_fuse_vertex *a = &v[i];
     if (!a->fusable) {
@@ -132,18 +140,23 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
   }
 
   /* Regions of two or more members; the rest run alone. */
-  count = calloc((size_t)p.nreg + 1, sizeof(int));
-  if (!count)
-    goto out;
+  for (int r = 0; r <= p.nreg; r++)
+    count[r] = 0;
   for (size_t i = 0; i < n; i++)
     if (region_of[i] >= 0)
       count[find_root(&p, region_of[i])]++;
   int nregions = 0;
+  size_t nmembers = 0;
   /* (A region has no reducer unless unsealed until one came; merged roots
    * were unsealed, hence reducer-less, when they merged.) */
-  for (int r = 0; r < p.nreg; r++)
-    count[r] = count[r] >= 2 || (count[r] == 1 && p.reducer[r] >= 0) ? -(++nregions) : 0;
-  emlx_fuse_region *regions = nregions ? calloc((size_t)nregions, sizeof *regions) : NULL;
+  for (int r = 0; r < p.nreg; r++) {
+    bool kept = count[r] >= 2 || (count[r] == 1 && p.reducer[r] >= 0);
+    nmembers += kept ? (size_t)count[r] : 0;
+    count[r] = kept ? -(++nregions) : 0;
+  }
+  /* One block: the regions, then their member lists. */
+  emlx_fuse_region *regions =
+      nregions ? calloc(1, (size_t)nregions * sizeof *regions + nmembers * sizeof(int)) : NULL;
   if (nregions && !regions)
     goto out;
   for (size_t i = 0; i < n; i++) {
@@ -154,12 +167,10 @@ int emlx__fuse_group(const emlx_fuse_vertex *v, size_t n, int *region_of,
     if (region_of[i] >= 0)
       regions[region_of[i]].nmembers++;
   }
+  int *members = (int *)(void *)(regions + nregions);
   for (int r = 0; r < nregions; r++) {
-    regions[r].members = malloc((size_t)regions[r].nmembers * sizeof(int));
-    if (!regions[r].members) {
-      emlx__fuse_regions_free(regions, nregions);
-      goto out;
-    }
+    regions[r].members = members;
+    members += regions[r].nmembers;
     regions[r].nmembers = 0;
   }
   for (size_t i = 0; i < n; i++)
@@ -181,28 +192,30 @@ out:
   if (rc != 0)
     for (size_t i = 0; i < n; i++)
       region_of[i] = -1;
-  free(count);
-  free(p.parent);
-  free(p.nops);
-  free(p.next);
-  free(p.reducer);
-  free(p.sealed);
-  free(p.shape_of);
+  emlx__spare_give(EMLX__SPARE_GROUP, block, cap);
   return rc;
+}
+
+/* Where array `in` is in the walk's order: index maps each walked node to
+ * the position of the one output of it that order lists; -1 when in is not
+ * listed. */
+static int order_index(emlx_array *const *order, const emlx_ptrmap *index, emlx_array *in) {
+  int j = in->node ? emlx__ptrmap_get(index, in->node) : -1;
+  return j >= 0 && order[j] == in ? j : -1;
 }
 
 /* The inputs of a PENDING node (read under its lock) into in[0..cap), as
  * indices into order (-1: not in it); -1 when the node is no longer pending
  * or has more than cap inputs. */
-static int read_inputs(emlx_node *node, const emlx_ptrmap *map, int *in, int cap,
-                       emlx_array **ins3) {
+static int read_inputs(emlx_node *node, emlx_array *const *order, const emlx_ptrmap *index, int *in,
+                       int cap, emlx_array **ins3) {
   int n = -1;
   emlx__spin_lock(&node->lock);
   if (atomic_load_explicit(&node->state, memory_order_acquire) == EMLX_NODE_PENDING &&
       node->ninputs <= cap) {
     n = node->ninputs;
     for (int k = 0; k < n; k++) {
-      in[k] = emlx__ptrmap_get(map, node->inputs[k]);
+      in[k] = order_index(order, index, node->inputs[k]);
       if (k < 3)
         ins3[k] = node->inputs[k];
     }
@@ -227,21 +240,24 @@ static bool node_fusable(const emlx_array *a, emlx_array *const *ins, int nin) {
                              dt, nin, a->dtype);
 }
 
-int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
-                         emlx_fuse_region **regions_out, int *nregions_out) {
+int emlx__fuse_partition(emlx_array *const *order, size_t n, const emlx_ptrmap *index,
+                         int *region_of, emlx_fuse_region **regions_out, int *nregions_out) {
   *regions_out = NULL;
   *nregions_out = 0;
   for (size_t i = 0; i < n; i++)
     region_of[i] = -1;
-  if (n < 2 || n > (size_t)INT32_MAX / 4)
+  if (n < 2 || n > (size_t)INT32_MAX / 8)
     return 0;
-  size_t total_in = 0;
   /* Input counts, read under each node's lock (they only drop, to 0, once
    * another thread has finished the node): an upper bound for the pass
-   * below. */
-  int *cnt = malloc(n * sizeof *cnt);
-  if (!cnt)
+   * below, which reads them again. The vertices and the input lists live in
+   * one block after the counts. */
+  size_t head = (n * sizeof(int) + 15) & ~(size_t)15, cap;
+  char *block = emlx__spare_get(EMLX__SPARE_PARTITION, head + n * sizeof(emlx_fuse_vertex), &cap);
+  if (!block)
     return -1;
+  int *cnt = (int *)(void *)block;
+  size_t total_in = 0;
   for (size_t i = 0; i < n; i++) {
     emlx_node *node = order[i]->node;
     cnt[i] = 0;
@@ -252,22 +268,27 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
     emlx__spin_unlock(&node->lock);
     total_in += (size_t)cnt[i];
   }
-  emlx_ptrmap map = {0}; /* array -> its index in order */
-  emlx_fuse_vertex *v = calloc(n, sizeof *v);
-  int *in_store = malloc((total_in ? total_in : 1) * sizeof(int));
-  int rc = -1;
-  if (!v || !in_store)
-    goto out;
-  for (size_t i = 0; i < n; i++)
-    if (emlx__ptrmap_put(&map, order[i], (int)i) < 0)
-      goto out;
+  size_t need = head + n * sizeof(emlx_fuse_vertex) + total_in * sizeof(int);
+  if (need > cap) {
+    char *grown = realloc(block, need); /* keeps the counts */
+    if (!grown) {
+      emlx__spare_give(EMLX__SPARE_PARTITION, block, cap);
+      return -1;
+    }
+    block = grown;
+    cap = need;
+    cnt = (int *)(void *)block;
+  }
+  emlx_fuse_vertex *v = (emlx_fuse_vertex *)(void *)(block + head);
+  int *in_store = (int *)(void *)(v + n);
+  memset(v, 0, n * sizeof *v);
   size_t used = 0;
   for (size_t i = 0; i < n; i++) {
     emlx_array *a = order[i];
     if (emlx__ready(a) || !a->node)
       continue;
     emlx_array *ins3[3];
-    int nin = read_inputs(a->node, &map, in_store + used, cnt[i], ins3);
+    int nin = read_inputs(a->node, order, index, in_store + used, cnt[i], ins3);
     if (nin < 0)
       continue;
     v[i].in = in_store + used;
@@ -281,17 +302,12 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, int *region_of,
                    emlx__fuse_is_reduction(a->node->prim) && be && be->fuse_reduce &&
                    ins3[0]->device == a->device;
   }
-  rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);
-out:
-  free(cnt);
-  emlx__ptrmap_free(&map);
-  free(v);
-  free(in_store);
+  int rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);
+  emlx__spare_give(EMLX__SPARE_PARTITION, block, cap);
   return rc;
 }
 
 void emlx__fuse_regions_free(emlx_fuse_region *regions, int nregions) {
-  for (int r = 0; r < nregions; r++)
-    free(regions[r].members);
+  (void)nregions; /* one block with the member lists */
   free(regions);
 }

@@ -1,9 +1,11 @@
-/* graph.c — making graph nodes: one allocation holds the node, its params,
- * its input list and its output back-pointers. */
+/* graph.c — making graph nodes: one block holds the node, its params, its
+ * input list and its output back-pointers, and, for a node of one output
+ * (nearly all), that output array too (EMLX__JOINT_NODE_OFFSET). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "objcache.h"
 
 #define ALIGN16(n) (((n) + 15) & ~(size_t)15)
 
@@ -20,26 +22,32 @@ emlx_array *emlx__node_make(emlx_prim prim, emlx_array *const *inputs, int ninpu
   }
   if (emlx__check_device(dev, name) != 0) return NULL;
   size_t psize = ALIGN16(params_size);
-  emlx_node *n = calloc(1, sizeof *n + psize + (size_t)(ninputs + noutputs) * sizeof(void *));
-  if (!n) return EMLX_FAIL_NULL("%s: out of memory", name);
+  size_t node_bytes = sizeof(emlx_node) + psize + (size_t)(ninputs + noutputs) * sizeof(void *);
+  bool joint = noutputs == 1; /* one block for the node and its output */
+  size_t block = joint ? EMLX__JOINT_NODE_OFFSET + node_bytes : node_bytes;
+  char *mem = emlx__obj_alloc(block);
+  if (!mem) return EMLX_FAIL_NULL("%s: out of memory", name);
+  emlx_node *n = (emlx_node *)(void *)(joint ? mem + EMLX__JOINT_NODE_OFFSET : mem);
   atomic_init(&n->refcount, noutputs);
   atomic_init(&n->state, EMLX_NODE_PENDING);
   atomic_flag_clear(&n->lock);
   n->prim = prim;
   n->params_size = params_size;
+  n->block_bytes = block;
   if (params_size) memcpy(n->params, params, params_size);
   n->inputs = (emlx_array **)(void *)(n->params + psize);
   n->outputs = n->inputs + ninputs;
   n->noutputs = noutputs;
 
   for (int i = 0; i < noutputs; i++) {
-    emlx_array *o = emlx__array_alloc(dtypes[i], shapes[i], ndims[i], dev);
-    if (!o) {
+    emlx_array *o = joint ? (emlx_array *)(void *)mem : NULL;
+    if (joint ? emlx__array_init(o, dtypes[i], shapes[i], ndims[i], dev) != 0
+              : !(o = emlx__array_alloc(dtypes[i], shapes[i], ndims[i], dev))) {
       for (int j = 0; j < i; j++) {
-        if (n->outputs[j]->shape != n->outputs[j]->inline_shape) free(n->outputs[j]->shape);
-        free(n->outputs[j]);
+        emlx__array_fini(n->outputs[j]);
+        emlx__obj_free(n->outputs[j], sizeof(emlx_array));
       }
-      free(n);
+      emlx__obj_free(mem, block);
       return NULL;
     }
     o->node = n;

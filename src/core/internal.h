@@ -76,6 +76,11 @@ struct emlx_array {
 
 /* A new array of refcount 1 with shape copied, no data and no node. */
 emlx_array *emlx__array_alloc(emlx_dtype dtype, const int64_t *shape, int ndim, emlx_device dev);
+/* The same in zeroed memory at a (0, or -1 with an error and nothing held);
+ * emlx__array_fini frees what init took besides a itself. */
+int emlx__array_init(emlx_array *a, emlx_dtype dtype, const int64_t *shape, int ndim,
+                     emlx_device dev);
+void emlx__array_fini(emlx_array *a);
 /* Pointer to element 0 (buffer + offset) of a READY array. */
 static inline void *emlx__data(const emlx_array *a) {
   return (char *)a->buffer->ptr + a->offset * (int64_t)emlx_dtype_size(a->dtype);
@@ -137,8 +142,17 @@ struct emlx_node {
   emlx_array **inputs;  /* strong references; dropped once DONE */
   emlx_array **outputs; /* weak back-pointers; NULL once that output died */
   size_t params_size;
+  size_t block_bytes; /* the node's block (emlx__obj_alloc), its output's too when joint */
   _Alignas(16) unsigned char params[]; /* plain data (see prims.h), compared bytewise */
 };
+
+/* A single-output node shares one block with its output array: the array
+ * first, the node at this offset. Both die together (the node's only
+ * reference is that array's). */
+#define EMLX__JOINT_NODE_OFFSET ((sizeof(emlx_array) + 15) & ~(size_t)15)
+static inline bool emlx__node_is_joint(const emlx_array *a, const emlx_node *n) {
+  return (const char *)n == (const char *)a + EMLX__JOINT_NODE_OFFSET;
+}
 
 /* Makes a node and its outputs. Each output i gets dtypes[i] and shapes[i]
  * (ndims[i] dims). Inputs are retained. params (params_size bytes of plain

@@ -531,7 +531,38 @@ static void test_retain_release(void) {
   CHECK(emlx_memory_info().active_memory == base);
 }
 
+/* A scalar tensor is an evaluated leaf from the start (MLX's array(value)),
+ * in every dtype, holding the value converted; full() of rank 0 stays lazy. */
+static void test_scalar_tensor_is_a_leaf(void) {
+  static const emlx_dtype dts[] = {EMLX_BOOL,    EMLX_UINT8,    EMLX_INT32,   EMLX_INT64,
+                                   EMLX_FLOAT16, EMLX_BFLOAT16, EMLX_FLOAT32, EMLX_FLOAT64};
+  for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+    emlx_array *s = emlx_scalar_tensor(3.0, dts[i], EMLX_CPU);
+    double v = -1;
+    CHECK_MSG(s && emlx_is_evaluated(s) && emlx_ndim(s) == 0 && emlx_array_dtype(s) == dts[i],
+              "scalar_tensor(3, %s) is an evaluated 0-d array", emlx_dtype_name(dts[i]));
+    CHECK_MSG(s && emlx_item_f64(s, &v) == 0 && v == (dts[i] == EMLX_BOOL ? 1.0 : 3.0),
+              "scalar_tensor(3, %s) holds %g", emlx_dtype_name(dts[i]), v);
+    emlx_release(s);
+  }
+  emlx_array *i = emlx_scalar_tensor_int(-7, EMLX_INT64, EMLX_CPU);
+  int64_t iv = 0;
+  CHECK(i && emlx_is_evaluated(i) && emlx_item_i64(i, &iv) == 0 && iv == -7);
+  emlx_release(i);
+  emlx_array *c = emlx_scalar_tensor_complex(1.5f, -2.0f, EMLX_CPU);
+  float cv[2] = {0};
+  CHECK(c && emlx_is_evaluated(c) && emlx_to_blob(c, cv, sizeof cv) == 0 && cv[0] == 1.5f &&
+        cv[1] == -2.0f);
+  emlx_release(c);
+  CHECK_NULL_ERR(emlx_scalar_tensor(1.0, EMLX_DTYPE_COUNT, EMLX_CPU));
+  CHECK_NULL_ERR(emlx_scalar_tensor(1.0, EMLX_FLOAT32, EMLX_DEVICE_COUNT));
+  emlx_array *f = emlx_full(NULL, 0, 2.0, EMLX_FLOAT32, EMLX_CPU);
+  CHECK_MSG(f && !emlx_is_evaluated(f), "full() of rank 0 is lazy");
+  emlx_release(f);
+}
+
 int main(void) {
+  test_scalar_tensor_is_a_leaf();
   test_blob_roundtrip();
   test_scalars_and_empty();
   test_null_and_bad_input();

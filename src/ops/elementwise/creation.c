@@ -13,6 +13,24 @@ static emlx_array *make_full(const int64_t *shape, int ndim, const emlx_full_par
                          NULL);
 }
 
+/* A scalar tensor is an evaluated leaf from the start, as MLX's
+ * array(value) is: eager code makes one per scalar operand, and a lazy FULL
+ * node would cost a node to build, walk and run at every eval. */
+static emlx_array *scalar_leaf(const emlx_full_params *p, emlx_dtype dtype, emlx_device dev,
+                               const char *op) {
+  if (!emlx_dtype_is_valid(dtype)) return EMLX_FAIL_NULL("%s: invalid dtype %d", op, (int)dtype);
+  if (emlx__check_device(dev, op) != 0) return NULL;
+  emlx_array *a = emlx__array_alloc(dtype, NULL, 0, dev);
+  if (!a) return NULL;
+  if (emlx__array_alloc_data(a) != 0) {
+    emlx_release(a);
+    return NULL;
+  }
+  memcpy(a->buffer->ptr, p->value, emlx_dtype_size(dtype));
+  atomic_store_explicit(&a->status, EMLX_STATUS_READY, memory_order_release);
+  return a;
+}
+
 emlx_array *emlx_full(const int64_t *shape, int ndim, double value, emlx_dtype dtype,
                       emlx_device dev) {
   emlx_full_params p;
@@ -22,14 +40,17 @@ emlx_array *emlx_full(const int64_t *shape, int ndim, double value, emlx_dtype d
 }
 
 emlx_array *emlx_scalar_tensor(double value, emlx_dtype dtype, emlx_device dev) {
-  return emlx_full(NULL, 0, value, dtype, dev);
+  emlx_full_params p;
+  memset(&p, 0, sizeof p);
+  if (emlx_dtype_is_valid(dtype)) emlx__store_f64(p.value, dtype, value);
+  return scalar_leaf(&p, dtype, dev, "scalar_tensor");
 }
 
 emlx_array *emlx_scalar_tensor_int(int64_t value, emlx_dtype dtype, emlx_device dev) {
   emlx_full_params p;
   memset(&p, 0, sizeof p);
   if (emlx_dtype_is_valid(dtype)) emlx__store_i64(p.value, dtype, value);
-  return make_full(NULL, 0, &p, dtype, dev, "scalar_tensor");
+  return scalar_leaf(&p, dtype, dev, "scalar_tensor");
 }
 
 emlx_array *emlx_scalar_tensor_complex(float re, float im, emlx_device dev) {
@@ -37,7 +58,7 @@ emlx_array *emlx_scalar_tensor_complex(float re, float im, emlx_device dev) {
   memset(&p, 0, sizeof p);
   memcpy(p.value, &re, sizeof re);
   memcpy(p.value + sizeof re, &im, sizeof im);
-  return make_full(NULL, 0, &p, EMLX_COMPLEX64, dev, "scalar_tensor");
+  return scalar_leaf(&p, EMLX_COMPLEX64, dev, "scalar_tensor");
 }
 
 emlx_array *emlx_scalar_tensor_complex128(double re, double im, emlx_device dev) {
@@ -45,7 +66,7 @@ emlx_array *emlx_scalar_tensor_complex128(double re, double im, emlx_device dev)
   memset(&p, 0, sizeof p);
   memcpy(p.value, &re, sizeof re);
   memcpy(p.value + sizeof re, &im, sizeof im);
-  return make_full(NULL, 0, &p, EMLX_COMPLEX128, dev, "scalar_tensor");
+  return scalar_leaf(&p, EMLX_COMPLEX128, dev, "scalar_tensor");
 }
 
 emlx_array *emlx_ones(const int64_t *shape, int ndim, emlx_dtype dtype, emlx_device dev) {
