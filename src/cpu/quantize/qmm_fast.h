@@ -166,7 +166,14 @@ typedef struct emlx_qmm_isa {
   /* Prefill, transpose: a vl x vl block, dst[c * ds + r] = src[r * ss + c],
    * or NULL (the driver transposes element by element). */
   void (*tr)(const float *src, int64_t ss, float *dst, int64_t ds);
+  /* The integer decode path's x (qmm_fast.c, prep_int: the same codes and
+   * layout, the same false), in vectors, or NULL (the driver's loop). */
+  bool (*iprep)(const emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv);
 } emlx_qmm_isa;
+
+/* The integer decode path codes x per group as c = round(x * EMLX_QI_C /
+ * max|x|), 65536 * h + 256 * m + l with h, m, l int8 (qmm_fast.c, prep_int). */
+#define EMLX_QI_C 8355711 /* 32639 * 256 + 127 */
 
 /* Tests: turns the integer decode path off (false) or back on (true, the
  * default); returns the previous setting. Not thread-safe: call it while

@@ -646,5 +646,9 @@ static void qf_micro(int64_t kc, const float *ap, const float *bp, float *const 
 #ifndef QF_TR
 #define QF_TR NULL
 #endif
-const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,    QF_MR,      QF_NR,     qf_pick, qf_decode_t,
-                              qf_decode_n, qf_micro, qf_dequant, QI_FIELDS, QF_TR};
+#ifndef QI_PREP
+#define QI_PREP NULL
+#endif
+const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,      QF_MR,     QF_NR, qf_pick,
+                              qf_decode_t, qf_decode_n, qf_micro, qf_dequant, QI_FIELDS,
+                              QF_TR,       QI_PREP};
