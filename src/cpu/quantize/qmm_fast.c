@@ -453,7 +453,8 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
         return false;
       float *xsc = (float *)((char *)prep + (n_xi + 63) / 64 * 64), *xs = xsc + n_g;
       double *inv = (double *)(xs + n_g + (n_g & 1)); /* 8-byte aligned: n_g is even */
-      if (u->iprep ? u->iprep(&ip, prep, xsc, xs, inv) : prep_int(&ip, u->ivb, prep, xsc, xs, inv)) {
+      if (u->iprep ? u->iprep(&ip, prep, xsc, xs, inv)
+                   : prep_int(&ip, u->ivb, prep, xsc, xs, inv)) {
         ip.xi = prep;
         ip.xsc = xsc;
         ip.xsum = xs;

@@ -145,13 +145,13 @@ static inline void qi_split_store(__m512i c, int8_t *h, int8_t *m, int8_t *l) {
 static inline __m512i qi_codes(__m512 v, double inv0, double inv1) {
   const __m512d half = _mm512_set1_pd(0.5), sign = _mm512_set1_pd(-0.0);
   __m512d a = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), _mm512_set1_pd(inv0));
-  __m512d b = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(
-                                _mm512_castps_pd(v), 1))),
-                            _mm512_set1_pd(inv1));
+  __m512d b = _mm512_mul_pd(
+      _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))),
+      _mm512_set1_pd(inv1));
   a = _mm512_add_pd(a, _mm512_or_pd(half, _mm512_and_pd(a, sign))); /* +-0.5, then truncate */
   b = _mm512_add_pd(b, _mm512_or_pd(half, _mm512_and_pd(b, sign)));
-  __m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(a)),
-                                 _mm512_cvttpd_epi32(b), 1);
+  __m512i c =
+      _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(a)), _mm512_cvttpd_epi32(b), 1);
   c = _mm512_min_epi32(c, _mm512_set1_epi32(EMLX_QI_C));
   return _mm512_max_epi32(c, _mm512_set1_epi32(-EMLX_QI_C));
 }
@@ -181,8 +181,8 @@ static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float
         mx = _mm512_max_ps(mx, a);
         __m512 v = _mm512_loadu_ps(xg + k);
         s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(
-                                   _mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+        s1 = _mm512_add_pd(
+            s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
       }
       float amax = _mm512_reduce_max_ps(mx);
       if (amax > 0.0f && amax < 0x1p-100f)

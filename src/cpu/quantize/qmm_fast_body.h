@@ -452,8 +452,10 @@ static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
    * reads it from memory faster than interleaved rows do (measured: 10-20%
    * at K = 4096); blocks of rows for 4-bit codes and more x rows, which
    * reuse each x vector over them */
-  const int nrb =
-      p->M == 1 || p->kind == EMLX_QK_IA8 ? 1 : QF_NR_OF(p->M >= 4 ? 4 : p->M >= 2 ? 2 : 1);
+  const int nrb = p->M == 1 || p->kind == EMLX_QK_IA8 ? 1
+                                                      : QF_NR_OF(p->M >= 4   ? 4
+                                                                 : p->M >= 2 ? 2
+                                                                             : 1);
   int64_t nb = QI_WBLOCK / p->row_bytes / nrb * nrb;
   nb = nb < nrb ? nrb : nb;
   for (int64_t b0 = n0; b0 < n1; b0 += nb) {
@@ -649,6 +651,5 @@ static void qf_micro(int64_t kc, const float *ap, const float *bp, float *const 
 #ifndef QI_PREP
 #define QI_PREP NULL
 #endif
-const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,      QF_MR,     QF_NR, qf_pick,
-                              qf_decode_t, qf_decode_n, qf_micro, qf_dequant, QI_FIELDS,
-                              QF_TR,       QI_PREP};
+const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,    QF_MR,      QF_NR,     qf_pick, qf_decode_t,
+                              qf_decode_n, qf_micro, qf_dequant, QI_FIELDS, QF_TR,   QI_PREP};
