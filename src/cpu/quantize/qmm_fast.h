@@ -19,14 +19,15 @@
  * in L1/L2 and a register-blocked FMA micro-kernel reuses it over all rows
  * of x. Nothing dequantized is written to memory beyond those panels.
  * Integer decode path (transpose, M <= 32, every format but mxfp8; AVX-512
- * with VNNI + VBMI, or AVX2 for 4-bit codes): x is coded per group of gs
- * elements in 24 bits (x ~ xsc * c, |c| <= 8355711, xsc = max|x| / 8355711)
- * and the codes' dot products with x's three int8 parts are exact int32
- * sums, scaled into f32 per group; a code is off x by at most max|x over its
- * group| / 16711422 (about f32's rounding of it), so results stay within
- * the f32 tolerances below. x with NaN, Inf or groups below 2^-100 takes
- * the f32 path. W streams with software prefetch, 128 KB blocks of rows in
- * L2 while blocks of 4 x rows run over them.
+ * with VNNI + VBMI, or AVX2 for 4-bit codes and, split into nibbles, affine
+ * 8-bit codes): x is coded per group of gs elements in 24 bits (x ~ xsc * c,
+ * |c| <= 8355711, xsc = max|x| / 8355711) and the codes' dot products with
+ * x's three int8 parts are exact int32 sums, scaled into f32 per group; a
+ * code is off x by at most max|x over its group| / 16711422 (about f32's
+ * rounding of it), so results stay within the f32 tolerances below. x with
+ * NaN, Inf or groups below 2^-100 takes the f32 path. W streams with
+ * software prefetch (one row at a time for one x row or 8-bit codes), 128 KB
+ * blocks of rows in L2 while blocks of 4 x rows run over them.
  * Accumulation is f32; results agree with an f64 dequantize-then-matmul to
  * f32 rounding of the sums (not bit-exact with MLX, whose order differs).
  * The contract with the op side: /work/notes/15_contract.md (issue 15). */

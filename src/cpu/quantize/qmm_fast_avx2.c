@@ -2,8 +2,9 @@
  * kernels (qmm_fast_body.h): 8 lanes; nibbles and 2-bit codes by mask and
  * shift, e2m1 through a vpshufb table of twice the value (exact int8; the
  * scale carries the 1/2), e4m3 through the f16 bit pattern (MLX's FromFP8).
- * The integer decode path (4-bit codes) multiplies with vpmaddubsw, whose
- * int16 pair sums cannot saturate for codes <= 24 and int8 x (2 * 24 * 128). */
+ * The integer decode path (4-bit codes, and 8-bit codes as two nibbles)
+ * multiplies with vpmaddubsw, whose int16 pair sums cannot saturate for
+ * codes <= 24 and int8 x (2 * 24 * 128). */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -79,7 +80,7 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 
 /* ---- integer decode path: vpmaddubsw + vpmaddwd ---- */
 #define QI_VB 32
-#define QI_A8 0 /* 255 * 128 * 2 would saturate vpmaddubsw */
+#define QI_A8 2 /* in nibbles: 255 * 128 * 2 would saturate vpmaddubsw */
 #define QI_AB 0
 static int qi_ab_ok(void) { return 0; }
 static inline __m256i qi_unpack_bits(__m256i v, __m256i perm, __m256i shift) {
