@@ -113,6 +113,13 @@ static inline vf qi_e8m0(const uint8_t *s) {
   __m256i z = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
   return _mm256_castsi256_ps(_mm256_blendv_epi8(e, _mm256_set1_epi32(0x00400000), z));
 }
+static inline vf qi_f16(const uint16_t *h) {
+  return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+}
+static inline vf qi_bf16(const uint16_t *h) {
+  __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)h));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
 static inline vi qi_dot(vi acc, vi w, const int8_t *x) {
   __m256i pr = _mm256_maddubs_epi16(w, _mm256_loadu_si256((const __m256i *)x));
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pr, _mm256_set1_epi16(1)));

@@ -111,6 +111,13 @@ static inline vf qi_e8m0(const uint8_t *s) {
   __mmask16 z = _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
   return _mm512_castsi512_ps(_mm512_mask_mov_epi32(e, z, _mm512_set1_epi32(0x00400000)));
 }
+static inline vf qi_f16(const uint16_t *h) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+}
+static inline vf qi_bf16(const uint16_t *h) {
+  __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)h));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
 static inline __attribute__((target("avx512vbmi"))) vi qi_unpack_bits(vi v, vi perm, vi shift) {
   return _mm512_multishift_epi64_epi8(shift, _mm512_permutexvar_epi8(perm, v));
 }

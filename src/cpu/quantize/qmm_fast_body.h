@@ -25,6 +25,7 @@
  * sum of 4 products of u8 w and int8 x bytes (x from memory), qi_idx(off,
  * sh): lanes (off + 4 * lane) >> sh, qi_perm(idx, v): lanes v[idx],
  * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127);
+ * qi_f16(h), qi_bf16(h): QI_VB / 4 f16 / bf16 values to f32 (QI_VB / 4 == QF_VL);
  * QI_AB (1: affine 2, 3, 5, 6-bit codes too, where qi_ab_ok()), with
  * qi_unpack_bits(v, perm, shift): byte j = 8 bits of qword j / 8 of the
  * bytes of v picked by perm, from bit shift[j];
@@ -250,6 +251,15 @@ static int qi_pick(emlx_qmm_prob *p) {
   return EMLX_QK_GENERIC;
 }
 
+/* QI_VL scales or biases from element at of an f32, f16 or bf16 array, to f32 */
+QF_INLINE QI_TARGET vf qi_load_sdt(const void *base, emlx_dtype sdt, int64_t at) {
+  if (sdt == EMLX_FLOAT32)
+    return qf_load((const float *)base + at);
+  if (sdt == EMLX_FLOAT16)
+    return qi_f16((const uint16_t *)base + at);
+  return qi_bf16((const uint16_t *)base + at);
+}
+
 QF_INLINE QI_TARGET vi qi_wload(const uint8_t *w, int64_t left) {
   if (left >= QI_VB)
     return qi_loadu(w);
@@ -321,12 +331,19 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
           const uint8_t *sc8 = (const uint8_t *)p->scales + (n + r) * G + g0;
           for (; done + QI_VL <= nc; done += QI_VL)
             qf_store(sb[r] + done, qf_mul(qi_e8m0(sc8 + done), qf_set1(p->smul)));
+        } else if (affine) { /* f32, f16 or bf16 scales and biases (smul 1), in vectors */
+          const int64_t at = (n + r) * G + g0;
+          for (; done + QI_VL <= nc; done += QI_VL) {
+            qf_store(sb[r] + done, qi_load_sdt(p->scales, p->sdt, at + done));
+            qf_store(bb[r] + done, qi_load_sdt(p->biases, p->sdt, at + done));
+          }
         }
         if (done < nc)
           emlx_qmm_load_scales(p, n + r, g0 + done, nc - done, sb[r] + done);
         memset(sb[r] + nc, 0, (size_t)(ncp - nc) * sizeof(float));
         if (affine) {
-          emlx_qmm_load_biases(p, n + r, g0, nc, bb[r]);
+          if (done < nc)
+            emlx_qmm_load_biases(p, n + r, g0 + done, nc - done, bb[r] + done);
           memset(bb[r] + nc, 0, (size_t)(ncp - nc) * sizeof(float));
         }
       }
