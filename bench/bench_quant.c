@@ -3,9 +3,11 @@
  * machine's streaming read bandwidth measured the same way, so the decode
  * case can be read as a fraction of it.
  *
- *   x (M, 4096) . W (14336, 4096)^T, M = 1 (decode) and 512 (prefill), for
- *   affine 4-bit g64, affine 8-bit g64 (f32 scales and biases, as mx.quantize
- *   gives for f32 weights) and mxfp4; gather_qmm with 8 experts of
+ *   x (M, 4096) . W (14336, 4096)^T, M = 1 and 8 (decode) and 512 (prefill),
+ *   for affine 4-bit g64, affine 8-bit g64 (f32 scales and biases, as
+ *   mx.quantize gives for f32 weights) and mxfp4; affine 8-bit g64 with f16
+ *   scales and biases too (as mlx-community checkpoints carry them; the same
+ *   bytes as ggml's q8_0: 8.5 bits a weight), M = 1; gather_qmm with 8 experts of
  *   (2048, 4096) affine 4-bit g64, 64 tokens, 2 experts each, against the
  *   same products done as 8 separate quantized matmuls (one per expert, over
  *   the rows routed to it, x rows copied out first as a caller would).
@@ -125,7 +127,17 @@ typedef struct qbuf {
   double bytes; /* packed weights + scales + biases */
 } qbuf;
 
-static qbuf make_q(int mode, int bits, int gs, int64_t N, int64_t K, int64_t copies) {
+/* f32 to f16 bits, for the bench's scales and biases (normal or flushed to 0) */
+static uint16_t f16_of(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  int e = (int)((u >> 23) & 0xff) - 112;
+  return (uint16_t)(e <= 0 ? sign : sign | (uint32_t)e << 10 | ((u >> 13) & 0x3ffu));
+}
+
+static qbuf make_q(int mode, int bits, int gs, int64_t N, int64_t K, int64_t copies,
+                   emlx_dtype sdt) {
   qbuf q = {mode, bits, gs, N, K, NULL, NULL, NULL, EMLX_FLOAT32, 0};
   int64_t words = N * K * bits / 32 * copies, ns = N * (K / gs) * copies;
   q.w = aligned_alloc(64, (size_t)words * 4);
@@ -139,6 +151,18 @@ static qbuf make_q(int mode, int bits, int gs, int64_t N, int64_t K, int64_t cop
     }
     q.scales = s, q.biases = b;
     q.bytes = (double)words * 4 + (double)ns * 8;
+    if (sdt == EMLX_FLOAT16) {
+      uint16_t *s16 = aligned_alloc(64, (size_t)ns * 2 + 64),
+               *b16 = aligned_alloc(64, (size_t)ns * 2 + 64);
+      for (int64_t i = 0; i < ns; i++) {
+        s16[i] = f16_of(s[i]);
+        b16[i] = f16_of(b[i]);
+      }
+      free(s), free(b);
+      q.scales = s16, q.biases = b16;
+      q.sdt = EMLX_FLOAT16;
+      q.bytes = (double)words * 4 + (double)ns * 4;
+    }
   } else {
     uint8_t *s = aligned_alloc(64, (size_t)ns + 64);
     for (int64_t i = 0; i < ns; i++)
@@ -235,7 +259,7 @@ static bool run_qmm(void *ctx) {
 static rot make_rot(const qbuf *q, const float *x, int64_t M, float *out) {
   rot r = {.next = 0};
   int64_t wpc = q->N * q->K * q->bits / 32, spc = q->N * (q->K / q->gs);
-  size_t es = q->sdt == EMLX_UINT8 ? 1 : 4;
+  size_t es = q->sdt == EMLX_UINT8 ? 1 : q->sdt == EMLX_FLOAT16 ? 2 : 4;
   for (int c = 0; c < COPIES; c++) {
     qbuf qc = *q;
     qc.w = q->w + c * wpc;
@@ -327,25 +351,33 @@ int main(int argc, char **argv) {
   struct {
     const char *tag;
     int mode, bits, gs;
-  } fmts[] = {{"affine4_g64", EMLX_QMM_AFFINE, 4, 64},
-              {"affine8_g64", EMLX_QMM_AFFINE, 8, 64},
-              {"mxfp4", EMLX_QMM_MXFP4, 4, 32}};
+    emlx_dtype sdt;
+  } fmts[] = {{"affine4_g64", EMLX_QMM_AFFINE, 4, 64, EMLX_FLOAT32},
+              {"affine8_g64", EMLX_QMM_AFFINE, 8, 64, EMLX_FLOAT32},
+              {"mxfp4", EMLX_QMM_MXFP4, 4, 32, EMLX_FLOAT32},
+              {"affine8_g64_f16s", EMLX_QMM_AFFINE, 8, 64, EMLX_FLOAT16}};
   float *x = aligned_alloc(64, (size_t)(512 * K) * 4);
   float *out = aligned_alloc(64, (size_t)(512 * N) * 4);
   for (int64_t i = 0; i < 512 * K; i++)
     x[i] = rndf(-1, 1);
-  for (int f = 0; f < 3; f++) {
-    char n1[64], n512[64];
+  for (int f = 0; f < 4; f++) {
+    const bool extra = fmts[f].sdt == EMLX_FLOAT16; /* M = 1 only */
+    char n1[64], n8[64], n512[64];
     snprintf(n1, sizeof n1, "qmm_%s_m1", fmts[f].tag);
+    snprintf(n8, sizeof n8, "qmm_%s_m8", fmts[f].tag);
     snprintf(n512, sizeof n512, "qmm_%s_m512", fmts[f].tag);
-    if (!selected(n1) && !selected(n512))
+    if (!selected(n1) && (extra || (!selected(n8) && !selected(n512))))
       continue;
-    qbuf q = make_q(fmts[f].mode, fmts[f].bits, fmts[f].gs, N, K, COPIES);
+    qbuf q = make_q(fmts[f].mode, fmts[f].bits, fmts[f].gs, N, K, COPIES, fmts[f].sdt);
     if (selected(n1)) {
       rot r = make_rot(&q, x, 1, out);
       timeit(n1, run_qmm, &r, reps_opt ? reps_opt : 41, q.bytes, 2.0 * N * K, bw);
     }
-    if (selected(n512)) {
+    if (!extra && selected(n8)) { /* bw_frac: W read once for all 8 rows */
+      rot r = make_rot(&q, x, 8, out);
+      timeit(n8, run_qmm, &r, reps_opt ? reps_opt : 21, q.bytes, 2.0 * 8 * N * K, bw);
+    }
+    if (!extra && selected(n512)) {
       rot r = make_rot(&q, x, 512, out);
       timeit(n512, run_qmm, &r, reps_opt ? reps_opt : 5, 0, 2.0 * 512 * N * K, 0);
     }
@@ -354,7 +386,7 @@ int main(int argc, char **argv) {
 
   if (selected("gather_8x2048_top2_t64") || selected("separate_8x2048_top2_t64")) {
     moe m = {.E = 8, .T = 64, .topk = 2};
-    m.q = make_q(EMLX_QMM_AFFINE, 4, 64, 2048, K, m.E);
+    m.q = make_q(EMLX_QMM_AFFINE, 4, 64, 2048, K, m.E, EMLX_FLOAT32);
     int64_t rows = m.T * m.topk;
     m.x = aligned_alloc(64, (size_t)(m.T * K) * 4);
     m.xs = aligned_alloc(64, (size_t)(rows * K) * 4);

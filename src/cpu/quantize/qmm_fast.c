@@ -217,7 +217,7 @@ static void scalar_micro(int64_t kc, const float *ap, const float *bp, float *co
 
 const emlx_qmm_isa emlx_qmm_isa_scalar = {
     "scalar", 1, SC_MR, SC_NR, scalar_pick, NULL, NULL, scalar_micro, emlx_qmm_dequant_row,
-    NULL,     0, NULL,  NULL};
+    NULL,     0, NULL,  NULL,  NULL};
 
 /* ---- driver --------------------------------------------------------------- */
 
@@ -365,7 +365,7 @@ bool emlx_cpu_qmm_fast_int_dot(bool on) { return atomic_exchange(&int_dot_on, on
  * of x (affine) or of the coded x (e2m1, whose codes carry an offset).
  * false: a group is not finite, or so small (below 2^-100) that xsc would
  * be subnormal; the caller takes the f32 path. */
-#define QI_C 8355711 /* 32639 * 256 + 127 */
+#define QI_C EMLX_QI_C
 static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs,
                      double *inv) {
   const int ppb = p->kind == EMLX_QK_IA8 || p->kind == EMLX_QK_IAB ? 1 : 2;
@@ -377,7 +377,8 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
     const float *x = p->xr[m];
     int8_t *d = xi + m * p->xi_row;
     float *sc = xsc + m * p->xs_row, *su = xs + m * p->xs_row;
-    memset(d, 0, (size_t)p->xi_row);
+    const int64_t full = (K >> ce_sh) * cb; /* past it: the last, partial chunk, zero past K */
+    memset(d + full, 0, (size_t)(p->xi_row - full));
     for (int64_t g = 0; g < G; g++) { /* the scales, and the sums of x */
       const float *xg = x + g * gs;
       float amax = 0.0f;
@@ -452,7 +453,8 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
         return false;
       float *xsc = (float *)((char *)prep + (n_xi + 63) / 64 * 64), *xs = xsc + n_g;
       double *inv = (double *)(xs + n_g + (n_g & 1)); /* 8-byte aligned: n_g is even */
-      if (prep_int(&ip, u->ivb, prep, xsc, xs, inv)) {
+      if (u->iprep ? u->iprep(&ip, prep, xsc, xs, inv)
+                   : prep_int(&ip, u->ivb, prep, xsc, xs, inv)) {
         ip.xi = prep;
         ip.xsc = xsc;
         ip.xsum = xs;

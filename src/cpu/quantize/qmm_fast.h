@@ -19,14 +19,15 @@
  * in L1/L2 and a register-blocked FMA micro-kernel reuses it over all rows
  * of x. Nothing dequantized is written to memory beyond those panels.
  * Integer decode path (transpose, M <= 32, every format but mxfp8; AVX-512
- * with VNNI + VBMI, or AVX2 for 4-bit codes): x is coded per group of gs
- * elements in 24 bits (x ~ xsc * c, |c| <= 8355711, xsc = max|x| / 8355711)
- * and the codes' dot products with x's three int8 parts are exact int32
- * sums, scaled into f32 per group; a code is off x by at most max|x over its
- * group| / 16711422 (about f32's rounding of it), so results stay within
- * the f32 tolerances below. x with NaN, Inf or groups below 2^-100 takes
- * the f32 path. W streams with software prefetch, 128 KB blocks of rows in
- * L2 while blocks of 4 x rows run over them.
+ * with VNNI + VBMI, or AVX2 for 4-bit codes and, split into nibbles, affine
+ * 8-bit codes): x is coded per group of gs elements in 24 bits (x ~ xsc * c,
+ * |c| <= 8355711, xsc = max|x| / 8355711) and the codes' dot products with
+ * x's three int8 parts are exact int32 sums, scaled into f32 per group; a
+ * code is off x by at most max|x over its group| / 16711422 (about f32's
+ * rounding of it), so results stay within the f32 tolerances below. x with
+ * NaN, Inf or groups below 2^-100 takes the f32 path. W streams with
+ * software prefetch (one row at a time for one x row or 8-bit codes), 128 KB
+ * blocks of rows in L2 while blocks of 4 x rows run over them.
  * Accumulation is f32; results agree with an f64 dequantize-then-matmul to
  * f32 rounding of the sums (not bit-exact with MLX, whose order differs).
  * The contract with the op side: /work/notes/15_contract.md (issue 15). */
@@ -166,7 +167,14 @@ typedef struct emlx_qmm_isa {
   /* Prefill, transpose: a vl x vl block, dst[c * ds + r] = src[r * ss + c],
    * or NULL (the driver transposes element by element). */
   void (*tr)(const float *src, int64_t ss, float *dst, int64_t ds);
+  /* The integer decode path's x (qmm_fast.c, prep_int: the same codes and
+   * layout, the same false), in vectors, or NULL (the driver's loop). */
+  bool (*iprep)(const emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv);
 } emlx_qmm_isa;
+
+/* The integer decode path codes x per group as c = round(x * EMLX_QI_C /
+ * max|x|), 65536 * h + 256 * m + l with h, m, l int8 (qmm_fast.c, prep_int). */
+#define EMLX_QI_C 8355711 /* 32639 * 256 + 127 */
 
 /* Tests: turns the integer decode path off (false) or back on (true, the
  * default); returns the previous setting. Not thread-safe: call it while

@@ -2,8 +2,9 @@
  * kernels (qmm_fast_body.h): 8 lanes; nibbles and 2-bit codes by mask and
  * shift, e2m1 through a vpshufb table of twice the value (exact int8; the
  * scale carries the 1/2), e4m3 through the f16 bit pattern (MLX's FromFP8).
- * The integer decode path (4-bit codes) multiplies with vpmaddubsw, whose
- * int16 pair sums cannot saturate for codes <= 24 and int8 x (2 * 24 * 128). */
+ * The integer decode path (4-bit codes, and 8-bit codes as two nibbles)
+ * multiplies with vpmaddubsw, whose int16 pair sums cannot saturate for
+ * codes <= 24 and int8 x (2 * 24 * 128). */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -79,7 +80,7 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 
 /* ---- integer decode path: vpmaddubsw + vpmaddwd ---- */
 #define QI_VB 32
-#define QI_A8 0 /* 255 * 128 * 2 would saturate vpmaddubsw */
+#define QI_A8 2 /* in nibbles: 255 * 128 * 2 would saturate vpmaddubsw */
 #define QI_AB 0
 static int qi_ab_ok(void) { return 0; }
 static inline __m256i qi_unpack_bits(__m256i v, __m256i perm, __m256i shift) {
@@ -111,6 +112,13 @@ static inline vf qi_e8m0(const uint8_t *s) {
   __m256i e = _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)s)), 23);
   __m256i z = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());
   return _mm256_castsi256_ps(_mm256_blendv_epi8(e, _mm256_set1_epi32(0x00400000), z));
+}
+static inline vf qi_f16(const uint16_t *h) {
+  return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+}
+static inline vf qi_bf16(const uint16_t *h) {
+  __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)h));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
 }
 static inline vi qi_dot(vi acc, vi w, const int8_t *x) {
   __m256i pr = _mm256_maddubs_epi16(w, _mm256_loadu_si256((const __m256i *)x));

@@ -6,7 +6,9 @@
  * AVX-512 VNNI (vpdpbusd) and VBMI (2, 3, 5, 6-bit codes unpacked by
  * vpermb + vpmultishiftqb), where the CPU has them. */
 #include <immintrin.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define QF_VL 16
 #define QF_MR 12
@@ -109,6 +111,13 @@ static inline vf qi_e8m0(const uint8_t *s) {
   __mmask16 z = _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
   return _mm512_castsi512_ps(_mm512_mask_mov_epi32(e, z, _mm512_set1_epi32(0x00400000)));
 }
+static inline vf qi_f16(const uint16_t *h) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+}
+static inline vf qi_bf16(const uint16_t *h) {
+  __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)h));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
 static inline __attribute__((target("avx512vbmi"))) vi qi_unpack_bits(vi v, vi perm, vi shift) {
   return _mm512_multishift_epi64_epi8(shift, _mm512_permutexvar_epi8(perm, v));
 }
@@ -116,4 +125,115 @@ static inline QI_TARGET vi qi_dot(vi acc, vi w, const int8_t *x) {
   return _mm512_dpbusd_epi32(acc, w, _mm512_loadu_si512(x));
 }
 
+#define QI_PREP qi_prep
+struct emlx_qmm_prob;
+static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv);
+
 #include "qmm_fast_body.h"
+
+/* ---- the integer decode path's x, in vectors (qmm_fast.c, prep_int) ------
+ * The same codes as the driver's loop (x * (QI_C / max|x|) in f64, rounded
+ * half away from zero), the same layout and sums; 16 elements a step (8-bit
+ * codes), or 32 split into the even and odd ones (4-bit codes: parts 0 and
+ * 1), each half of 8 lanes within one group (groups are 16 or more). */
+
+/* c = 65536 * h + 256 * m + l, l and m the low bytes as signed, to bytes */
+static inline void qi_split_store(__m512i c, int8_t *h, int8_t *m, int8_t *l) {
+  __m512i lo = _mm512_srai_epi32(_mm512_slli_epi32(c, 24), 24);
+  __m512i c1 = _mm512_srai_epi32(_mm512_sub_epi32(c, lo), 8);
+  __m512i mi = _mm512_srai_epi32(_mm512_slli_epi32(c1, 24), 24);
+  __m512i hi = _mm512_srai_epi32(_mm512_sub_epi32(c1, mi), 8);
+  _mm_storeu_si128((__m128i *)h, _mm512_cvtepi32_epi8(hi));
+  _mm_storeu_si128((__m128i *)m, _mm512_cvtepi32_epi8(mi));
+  _mm_storeu_si128((__m128i *)l, _mm512_cvtepi32_epi8(lo));
+}
+
+/* codes of v: lanes 0-7 times inv0, lanes 8-15 times inv1 */
+static inline __m512i qi_codes(__m512 v, double inv0, double inv1) {
+  const __m512d half = _mm512_set1_pd(0.5), sign = _mm512_set1_pd(-0.0);
+  __m512d a = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), _mm512_set1_pd(inv0));
+  __m512d b = _mm512_mul_pd(
+      _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))),
+      _mm512_set1_pd(inv1));
+  a = _mm512_add_pd(a, _mm512_or_pd(half, _mm512_and_pd(a, sign))); /* +-0.5, then truncate */
+  b = _mm512_add_pd(b, _mm512_or_pd(half, _mm512_and_pd(b, sign)));
+  __m512i c =
+      _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(a)), _mm512_cvttpd_epi32(b), 1);
+  c = _mm512_min_epi32(c, _mm512_set1_epi32(EMLX_QI_C));
+  return _mm512_max_epi32(c, _mm512_set1_epi32(-EMLX_QI_C));
+}
+
+static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv) {
+  const int vb = QI_VB, ppb = p->kind == EMLX_QK_IA8 || p->kind == EMLX_QK_IAB ? 1 : 2;
+  const int64_t K = p->K, gs = p->gs, G = p->groups, ce = (int64_t)vb * ppb;
+  const int64_t cb = 3 * (int64_t)ppb * vb; /* bytes of xi per chunk */
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  const __m512 big = _mm512_set1_ps(3.0e38f);
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+  for (int64_t m = 0; m < p->M; m++) {
+    const float *x = p->xr[m];
+    int8_t *d = xi + m * p->xi_row;
+    float *sc = xsc + m * p->xs_row, *su = xs + m * p->xs_row;
+    const int64_t full = K / ce * cb; /* past it: the last, partial chunk, zero past K */
+    memset(d + full, 0, (size_t)(p->xi_row - full));
+    for (int64_t g = 0; g < G; g++) { /* the scales, and the sums of x */
+      const float *xg = x + g * gs;
+      __m512 mx = _mm512_setzero_ps();
+      __m512d s0 = _mm512_setzero_pd(), s1 = s0;
+      for (int64_t k = 0; k < gs; k += 16) {
+        __m512 a = _mm512_abs_ps(_mm512_loadu_ps(xg + k));
+        if (_mm512_cmp_ps_mask(a, big, _CMP_LE_OQ) != 0xffff)
+          return false; /* NaN or Inf */
+        mx = _mm512_max_ps(mx, a);
+        __m512 v = _mm512_loadu_ps(xg + k);
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        s1 = _mm512_add_pd(
+            s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+      }
+      float amax = _mm512_reduce_max_ps(mx);
+      if (amax > 0.0f && amax < 0x1p-100f)
+        return false; /* tiny */
+      inv[g] = amax > 0.0f ? EMLX_QI_C / (double)amax : 0.0;
+      sc[g] = (float)((double)amax / EMLX_QI_C);
+      su[g] = (float)_mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+    }
+    int64_t cur = -1, csum = 0; /* e2m1: the sum of the coded x of group cur */
+    for (int64_t e = 0; e < K; e += 16 * ppb) {
+      int8_t *ch = d + e / ce * cb;
+      const int64_t j = e % ce / ppb, g0 = e / gs, g1 = (e + 8 * ppb) / gs;
+      __m512i c0, c1 = _mm512_setzero_si512();
+      if (ppb == 1) {
+        c0 = qi_codes(_mm512_loadu_ps(x + e), inv[g0], inv[g1]);
+        qi_split_store(c0, ch + j, ch + vb + j, ch + 2 * vb + j);
+      } else { /* K is whole groups of 16: the second half may be past it */
+        __m512 v0 = _mm512_loadu_ps(x + e);
+        __m512 v1 = e + 32 <= K ? _mm512_loadu_ps(x + e + 16) : _mm512_setzero_ps();
+        double i1 = e + 32 <= K ? inv[g1] : 0.0;
+        c0 = qi_codes(_mm512_permutex2var_ps(v0, ev, v1), inv[g0], i1);
+        c1 = qi_codes(_mm512_permutex2var_ps(v0, od, v1), inv[g0], i1);
+        qi_split_store(c0, ch + j, ch + 2 * vb + j, ch + 4 * vb + j);
+        qi_split_store(c1, ch + vb + j, ch + 3 * vb + j, ch + 5 * vb + j);
+      }
+      if (!affine) {
+        __m512i t = _mm512_add_epi32(c0, c1);
+        int64_t h0 = _mm512_mask_reduce_add_epi32(0x00ff, t);
+        int64_t h1 = _mm512_mask_reduce_add_epi32(0xff00, t);
+        for (int half = 0; half < 2; half++) {
+          int64_t g = half ? g1 : g0;
+          if (g != cur) {
+            if (cur >= 0)
+              su[cur] = (float)((double)sc[cur] * (double)csum);
+            cur = g, csum = 0;
+          }
+          csum += half ? h1 : h0;
+        }
+      }
+    }
+    if (!affine && cur >= 0 && cur < G)
+      su[cur] = (float)((double)sc[cur] * (double)csum);
+    for (int64_t g = G; g < p->xs_row; g++)
+      sc[g] = su[g] = 0.0f;
+  }
+  return true;
+}

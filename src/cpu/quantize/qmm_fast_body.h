@@ -16,13 +16,16 @@
  *   qf_store_part(c, v, n, add): the first n lanes of v to c (or added)
  *   qf_interleave(a, b, o0, o1): o0, o1 = a0 b0 a1 b1 ... (natural order of a split chunk)
  * and, for the integer decode path (optional), QI_VB (bytes of vi), QI_TARGET
- * (the attribute its functions need), QI_A8 (1: 8-bit codes too), qi_ok()
+ * (the attribute its functions need), QI_A8 (1: 8-bit codes too, whole
+ * bytes; 2: 8-bit codes split into nibbles, for qi_dot's that saturate past
+ * 15 * 128 * 2), qi_ok()
  * (the CPU has what it needs), vi, qi_zero, qi_loadu, qi_and, qi_srli16_4,
  * qi_set1_8, qi_shuf (a 16-entry byte table per 128 bits), qi_slli8,
  * qi_cvt (int32 lanes to vf), qi_dot(acc, w, x): acc + per int32 lane the
  * sum of 4 products of u8 w and int8 x bytes (x from memory), qi_idx(off,
  * sh): lanes (off + 4 * lane) >> sh, qi_perm(idx, v): lanes v[idx],
  * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127);
+ * qi_f16(h), qi_bf16(h): QI_VB / 4 f16 / bf16 values to f32 (QI_VB / 4 == QF_VL);
  * QI_AB (1: affine 2, 3, 5, 6-bit codes too, where qi_ab_ok()), with
  * qi_unpack_bits(v, perm, shift): byte j = 8 bits of qword j / 8 of the
  * bytes of v picked by perm, from bit shift[j];
@@ -248,6 +251,15 @@ static int qi_pick(emlx_qmm_prob *p) {
   return EMLX_QK_GENERIC;
 }
 
+/* QI_VL scales or biases from element at of an f32, f16 or bf16 array, to f32 */
+QF_INLINE QI_TARGET vf qi_load_sdt(const void *base, emlx_dtype sdt, int64_t at) {
+  if (sdt == EMLX_FLOAT32)
+    return qf_load((const float *)base + at);
+  if (sdt == EMLX_FLOAT16)
+    return qi_f16((const uint16_t *)base + at);
+  return qi_bf16((const uint16_t *)base + at);
+}
+
 QF_INLINE QI_TARGET vi qi_wload(const uint8_t *w, int64_t left) {
   if (left >= QI_VB)
     return qi_loadu(w);
@@ -261,7 +273,7 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   const int ppb = kind == EMLX_QK_IA8 || kind == EMLX_QK_IAB ? 1 : 2;
   /* a step: QI_VB units; a unit: a code byte (4-bit, 8-bit codes) or a code
    * (EMLX_QK_IAB: 8 codes of b bits are b bytes, unpacked to a byte each) */
-  const bool ab = kind == EMLX_QK_IAB;
+  const bool ab = kind == EMLX_QK_IAB, nib8 = kind == EMLX_QK_IA8 && QI_A8 == 2;
   const int64_t G = p->groups, rb = p->row_bytes;
   const int64_t gunits = ab ? p->gs : (int64_t)p->gs * p->bits / 8;
   const int sh = __builtin_ctzll((unsigned long long)gunits); /* a power of 2 */
@@ -293,7 +305,8 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   }
   const vi m4 = qi_set1_8(0x0f);
   const vi lut = qi_f4_lut();
-  vf acc[4][4], bacc[4][4], hacc[4][4]; /* hacc: the h parts of 8-bit codes, / 65536 */
+  /* hacc, 8-bit codes: the h parts of x, / 65536 (QI_A8 1), or the high nibbles, / 16 (2) */
+  vf acc[4][4], bacc[4][4], hacc[4][4];
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
       acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero();
@@ -318,12 +331,19 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
           const uint8_t *sc8 = (const uint8_t *)p->scales + (n + r) * G + g0;
           for (; done + QI_VL <= nc; done += QI_VL)
             qf_store(sb[r] + done, qf_mul(qi_e8m0(sc8 + done), qf_set1(p->smul)));
+        } else if (affine) { /* f32, f16 or bf16 scales and biases (smul 1), in vectors */
+          const int64_t at = (n + r) * G + g0;
+          for (; done + QI_VL <= nc; done += QI_VL) {
+            qf_store(sb[r] + done, qi_load_sdt(p->scales, p->sdt, at + done));
+            qf_store(bb[r] + done, qi_load_sdt(p->biases, p->sdt, at + done));
+          }
         }
         if (done < nc)
           emlx_qmm_load_scales(p, n + r, g0 + done, nc - done, sb[r] + done);
         memset(sb[r] + nc, 0, (size_t)(ncp - nc) * sizeof(float));
         if (affine) {
-          emlx_qmm_load_biases(p, n + r, g0, nc, bb[r]);
+          if (done < nc)
+            emlx_qmm_load_biases(p, n + r, g0 + done, nc - done, bb[r] + done);
           memset(bb[r] + nc, 0, (size_t)(ncp - nc) * sizeof(float));
         }
       }
@@ -348,8 +368,11 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
         vi raw = qi_wload(wr[r] + b, rb - b);
         if (ab) {
           w[r][0] = qi_and(qi_unpack_bits(raw, abperm, abshift), abmask);
-        } else if (ppb == 1) {
+        } else if (ppb == 1 && !nib8) {
           w[r][0] = raw;
+        } else if (ppb == 1) { /* 8-bit codes: 16 * high nibble + low nibble */
+          w[r][0] = qi_and(raw, m4);
+          w[r][1] = qi_and(qi_srli16_4(raw), m4);
         } else {
           w[r][0] = qi_and(raw, m4);
           w[r][1] = qi_and(qi_srli16_4(raw), m4);
@@ -368,6 +391,18 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
           vi h = qi_dot(qi_zero(), w[r][0], x);
           vi m = qi_dot(qi_zero(), w[r][0], x + ppb * QI_VB);
           vi ml = qi_dot(qi_zero(), w[r][0], x + 2 * ppb * QI_VB);
+          if (nib8) { /* each nibble's full sum fits int32; the high one's, / 16, in hacc */
+            vi h1 = qi_dot(qi_zero(), w[r][1], x);
+            vi m1 = qi_dot(qi_zero(), w[r][1], x + QI_VB);
+            vi l1 = qi_dot(qi_zero(), w[r][1], x + 2 * QI_VB);
+            m = qi_add32(m, qi_slli8(h));
+            ml = qi_add32(ml, qi_slli8(m));
+            m1 = qi_add32(m1, qi_slli8(h1));
+            l1 = qi_add32(l1, qi_slli8(m1));
+            acc[r][i] = qf_fma(qi_cvt(ml), sc, acc[r][i]);
+            hacc[r][i] = qf_fma(qi_cvt(l1), sc, hacc[r][i]);
+            continue;
+          }
           if (ppb == 2) {
             h = qi_dot(h, w[r][1], x + QI_VB);
             m = qi_dot(m, w[r][1], x + 3 * QI_VB);
@@ -385,7 +420,9 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
       p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) +
-                               (ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i]) : 0.0f) +
+                               (nib8       ? 16.0f * qf_hsum(hacc[r][i])
+                                : ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i])
+                                           : 0.0f) +
                                qf_hsum(bacc[r][i]);
 }
 
@@ -447,7 +484,15 @@ static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
   emlx_qmm_prob pp = *p; /* prefetch QI_PF_BYTES ahead, in whole rows */
   pp.pf_rows = (QI_PF_BYTES + p->row_bytes - 1) / p->row_bytes;
   p = &pp;
-  const int nrb = QF_NR_OF(p->M >= 4 ? 4 : p->M >= 2 ? 2 : 1);
+  /* one weight row at a time for one x row, and for 8-bit codes (whose
+   * blocks of several rows spill registers): a single stream of W, which
+   * reads it from memory faster than interleaved rows do (measured: 10-20%
+   * at K = 4096); blocks of rows for 4-bit codes and more x rows, which
+   * reuse each x vector over them */
+  const int nrb = p->M == 1 || p->kind == EMLX_QK_IA8 ? 1
+                                                      : QF_NR_OF(p->M >= 4   ? 4
+                                                                 : p->M >= 2 ? 2
+                                                                             : 1);
   int64_t nb = QI_WBLOCK / p->row_bytes / nrb * nrb;
   nb = nb < nrb ? nrb : nb;
   for (int64_t b0 = n0; b0 < n1; b0 += nb) {
@@ -640,5 +685,8 @@ static void qf_micro(int64_t kc, const float *ap, const float *bp, float *const 
 #ifndef QF_TR
 #define QF_TR NULL
 #endif
+#ifndef QI_PREP
+#define QI_PREP NULL
+#endif
 const emlx_qmm_isa QF_NAME = {QF_NAME_STR, QF_VL,    QF_MR,      QF_NR,     qf_pick, qf_decode_t,
-                              qf_decode_n, qf_micro, qf_dequant, QI_FIELDS, QF_TR};
+                              qf_decode_n, qf_micro, qf_dequant, QI_FIELDS, QF_TR,   QI_PREP};
