@@ -53,6 +53,7 @@ struct emlx_red_plan {
   int op, kind;
   emlx_dtype in_dt, out_dt;
   emlx_cpu_unary_loop f64_to_out;
+  emlx_cpu_unary_loop acc_to_out; /* own accumulators -> output, when their dtypes differ */
   /* the data */
   const char *in;             /* element 0 of the input, or NULL when src is set */
   const emlx_cpu_source *src; /* a virtual input, or NULL */
