@@ -230,6 +230,17 @@ static void test_beyond_32_bits(void) {
   check(OP_PROD, EMLX_INT16, EMLX_UINT32, odd, sh, 2, NULL, &ax0, 1, "first axis, row slices");
   check(OP_PROD, EMLX_INT16, EMLX_INT64, odd, &n, 1, NULL, NULL, 0, "whole, pieces");
   free(odd);
+  /* the first axis of [2048, 9001]: several column blocks whose rows are cut
+   * into slices, each task folding whole rows into every block's partials */
+  const int64_t wide[2] = {2048, 9001};
+  const emlx_dtype wx[3] = {EMLX_INT32, EMLX_INT16, EMLX_UINT8};
+  const emlx_dtype was[3] = {EMLX_INT64, EMLX_INT32, EMLX_UINT64};
+  for (int k = 0; k < 3; k++) {
+    int64_t *w = values(wx[k], wide[0] * wide[1], 105 + (uint64_t)k, 0, 0, false);
+    check(k == 0 ? OP_SUM : k == 1 ? OP_MIN : OP_MAX, wx[k], was[k], w, wide, 2, NULL, &ax0, 1,
+          "first axis, blocks x slices");
+    free(w);
+  }
   free(hi), free(neg), free(u);
 }
 
