@@ -235,10 +235,10 @@ static void test_beyond_32_bits(void) {
   const int64_t wide[2] = {2048, 9001};
   const emlx_dtype wx[3] = {EMLX_INT32, EMLX_INT16, EMLX_UINT8};
   const emlx_dtype was[3] = {EMLX_INT64, EMLX_INT32, EMLX_UINT64};
+  const int wop[3] = {OP_SUM, OP_MIN, OP_MAX};
   for (int k = 0; k < 3; k++) {
     int64_t *w = values(wx[k], wide[0] * wide[1], 105 + (uint64_t)k, 0, 0, false);
-    check(k == 0 ? OP_SUM : k == 1 ? OP_MIN : OP_MAX, wx[k], was[k], w, wide, 2, NULL, &ax0, 1,
-          "first axis, blocks x slices");
+    check(wop[k], wx[k], was[k], w, wide, 2, NULL, &ax0, 1, "first axis, blocks x slices");
     free(w);
   }
   free(hi), free(neg), free(u);

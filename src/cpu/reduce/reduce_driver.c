@@ -263,8 +263,9 @@ static void col_fold(const col_job *j, int64_t unit, int64_t slice, void *acc, i
 static void col_slice(const col_job *j, int64_t o, int64_t slice, unsigned char *local) {
   const emlx_red_plan *p = j->p;
   int64_t es = (int64_t)p->acc_es;
-  char *part = j->partials + o * j->nblocks * j->nslices * j->cb * es; /* block 0's */
-  int64_t bstep = j->nslices * j->cb * es;                              /* to the next block's */
+  /* block 0's partials, and the step to the next block's */
+  char *part = j->partials + o * j->nblocks * j->nslices * j->cb * es;
+  int64_t bstep = j->nslices * j->cb * es;
   part += slice * j->cb * es;
   int64_t r0 = split_point(j->nred, j->nslices, slice);
   int64_t r1 = split_point(j->nred, j->nslices, slice + 1);
@@ -325,7 +326,8 @@ static int run_cols(const emlx_red_plan *p) {
   /* tasks: column blocks, or (nslices > 1) slices of rows over every block */
   int64_t ntasks = j.nslices > 1 ? nouter * j.nslices : units;
   emlx_buffer *scratch = NULL; /* from the allocator: its cache makes reuse cheap */
-  if (j.nslices > 1) { /* a block of partials per (column block, slice) */
+  if (j.nslices > 1) {
+    /* a block of partials per (column block, slice) */
     scratch = emlx__buffer_alloc((size_t)(units * j.nslices * j.cb) * p->acc_es, EMLX_CPU);
     if (!scratch)
       return -1;
