@@ -1,7 +1,9 @@
 /* bench_reduce.c — benchmarks of the reduce family: argsort and sort of 1M
  * f32, cumulative_sum of 16M f32, product and min over the inner and the
  * outer axis of a 4096 x 4096 f32, and the sum of 256M int32 as they are
- * and widened to int64 (a fused astype feeding the reduction).
+ * and widened to int64 (a fused astype feeding the reduction): over all
+ * axes, the last axis and the first axis of a 16384 x 16384; and of 256M
+ * uint8 widened to int64.
  *
  * Built as emlx_bench_bench_reduce; run side by side with numpy by
  * bench/compare.py, whose CASES (the reduce family's block) mirror this
@@ -15,6 +17,12 @@
 #define I32_BYTES 4.0
 #define N4K INT64_C(4096)
 #define F32_BYTES 4.0
+/* an int32 [16384, 16384] (256M elements) in [-1000, 1000) */
+#define SQ16K_I32(SEED)                                                                            \
+  {                                                                                                \
+    .dtype = EMLX_INT32, .ndim = 2, .shape = {16384, 16384}, .seed = (SEED), .dist = BENCH_INT,    \
+    .lo = -1000, .hi = 1000                                                                        \
+  }
 
 static emlx_array *build_argsort(emlx_array *const *in) { return emlx_argsort(in[0], 0, NULL); }
 static emlx_array *build_sort(emlx_array *const *in) { return emlx_sort(in[0], 0, NULL); }
@@ -29,6 +37,27 @@ static emlx_array *build_sum_astype_i64(emlx_array *const *in) {
   emlx_array *s = emlx_sum(w, NULL, 0, false);
   emlx_release(w);
   return s;
+}
+static emlx_array *build_sum_i32_rows(emlx_array *const *in) {
+  return emlx_sum(in[0], &axis1, 1, false);
+}
+static emlx_array *build_sum_i32_cols(emlx_array *const *in) {
+  return emlx_sum(in[0], &axis0, 1, false);
+}
+static emlx_array *sum_astype_i64_axis(emlx_array *x, const int *axis) {
+  emlx_array *w = emlx_astype(x, EMLX_INT64);
+  emlx_array *s = emlx_sum(w, axis, axis ? 1 : 0, false);
+  emlx_release(w);
+  return s;
+}
+static emlx_array *build_sum_astype_i64_rows(emlx_array *const *in) {
+  return sum_astype_i64_axis(in[0], &axis1);
+}
+static emlx_array *build_sum_astype_i64_cols(emlx_array *const *in) {
+  return sum_astype_i64_axis(in[0], &axis0);
+}
+static emlx_array *build_sum_u8_astype_i64(emlx_array *const *in) {
+  return sum_astype_i64_axis(in[0], NULL);
 }
 static emlx_array *build_prod_inner(emlx_array *const *in) {
   return emlx_product(in[0], &axis1, 1, false);
@@ -142,6 +171,52 @@ static const bench_case cases[] = {
                     .lo = -1000,
                     .hi = 1000}},
         .build = build_sum_astype_i64,
+    },
+    {
+        .name = "sum_i32_rows_16K",
+        .what = "sum(x, axis 1) (int32, wrapping), x int32 [16384, 16384] in [-1000, 1000)",
+        .bytes = I32_BYTES * (double)M256,
+        .ninputs = 1,
+        .inputs = {SQ16K_I32(209)},
+        .build = build_sum_i32_rows,
+    },
+    {
+        .name = "sum_astype_i64_rows_16K",
+        .what = "sum(astype(x, int64), axis 1), x int32 [16384, 16384] in [-1000, 1000)",
+        .bytes = I32_BYTES * (double)M256,
+        .ninputs = 1,
+        .inputs = {SQ16K_I32(209)},
+        .build = build_sum_astype_i64_rows,
+    },
+    {
+        .name = "sum_i32_cols_16K",
+        .what = "sum(x, axis 0) (int32, wrapping), x int32 [16384, 16384] in [-1000, 1000)",
+        .bytes = I32_BYTES * (double)M256,
+        .ninputs = 1,
+        .inputs = {SQ16K_I32(209)},
+        .build = build_sum_i32_cols,
+    },
+    {
+        .name = "sum_astype_i64_cols_16K",
+        .what = "sum(astype(x, int64), axis 0), x int32 [16384, 16384] in [-1000, 1000)",
+        .bytes = I32_BYTES * (double)M256,
+        .ninputs = 1,
+        .inputs = {SQ16K_I32(209)},
+        .build = build_sum_astype_i64_cols,
+    },
+    {
+        .name = "sum_u8_astype_i64_256M",
+        .what = "sum(astype(x, int64)), x uint8 [256M] in [0, 200)",
+        .bytes = (double)M256,
+        .ninputs = 1,
+        .inputs = {{.dtype = EMLX_UINT8,
+                    .ndim = 1,
+                    .shape = {M256},
+                    .seed = 210,
+                    .dist = BENCH_INT,
+                    .lo = 0,
+                    .hi = 200}},
+        .build = build_sum_u8_astype_i64,
     },
 };
 

@@ -433,6 +433,7 @@ def _red_axis_out(fn, axis):
 _RED_M1 = 1 << 20
 _RED_SQ = (4096, 4096)
 _RED_M256 = 256 << 20
+_RED_SQ16K = (16384, 16384)
 
 CASES.update({
     "argsort_f32_1M": Case(
@@ -477,6 +478,31 @@ CASES.update({
         inputs=[Input("int32", (_RED_M256,), 208, "int", -1000, 1000)],
         numpy={"expr": lambda x: lambda: x.astype(np.int64).sum(),
                "dtype": lambda x: lambda: x.sum(dtype=np.int64)},
+    ),
+    "sum_i32_rows_16K": Case(
+        area="bench_reduce",
+        inputs=[Input("int32", _RED_SQ16K, 209, "int", -1000, 1000)],
+        numpy={"expr": lambda x: lambda: x.sum(axis=1, dtype=np.int32)},
+    ),
+    "sum_astype_i64_rows_16K": Case(
+        area="bench_reduce",
+        inputs=[Input("int32", _RED_SQ16K, 209, "int", -1000, 1000)],
+        numpy={"dtype": lambda x: lambda: x.sum(axis=1, dtype=np.int64)},
+    ),
+    "sum_i32_cols_16K": Case(
+        area="bench_reduce",
+        inputs=[Input("int32", _RED_SQ16K, 209, "int", -1000, 1000)],
+        numpy={"expr": lambda x: lambda: x.sum(axis=0, dtype=np.int32)},
+    ),
+    "sum_astype_i64_cols_16K": Case(
+        area="bench_reduce",
+        inputs=[Input("int32", _RED_SQ16K, 209, "int", -1000, 1000)],
+        numpy={"dtype": lambda x: lambda: x.sum(axis=0, dtype=np.int64)},
+    ),
+    "sum_u8_astype_i64_256M": Case(
+        area="bench_reduce",
+        inputs=[Input("uint8", (_RED_M256,), 210, "int", 0, 200)],
+        numpy={"dtype": lambda x: lambda: x.sum(dtype=np.int64)},
     ),
 })
 

@@ -33,6 +33,13 @@ typedef struct emlx_cpu_source {
  * strided; nothing changed), -1 error. */
 int emlx_cpu_reduce_source(const emlx_node *node, const emlx_array *like,
                            const emlx_cpu_source *src, emlx_array *out);
+/* The same node reading astype(x, like->dtype), `like` the cast's result, by
+ * folding x itself (reduce/reduce.c): for an integer or bool x cast to a
+ * wider integer, under sum and product (wrapping) and max and min (casts
+ * that keep every value). 0 done, 1 not this way (nothing changed), -1
+ * error. */
+int emlx_cpu_reduce_cast(const emlx_node *node, const emlx_array *x, const emlx_array *like,
+                         emlx_array *out);
 
 /* ---- elementwise loops, as the kernels and the fused interpreter run them -- */
 /* The inner loop an elementwise node runs: exactly one of un / bin / nary is

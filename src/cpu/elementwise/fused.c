@@ -60,6 +60,7 @@ typedef struct fused_op {
 typedef struct fused_plan {
   int ninputs, nops, noutputs, nslots;
   int ninner;            /* tiles of the values that stay inside (outputs' tiles come after) */
+  bool lone_cast;        /* the region is astype(input 0): a reduction may fold input 0 itself */
   int64_t tile[2];       /* elements per tile, [streaming]: the tiles in use fit SCRATCH_BYTES */
   int64_t slot_bytes[2]; /* tile * 16 (complex64) */
   int64_t grain;
@@ -145,6 +146,7 @@ void *emlx_cpu_fuse_compile(const emlx_fuse_desc *d) {
   }
   for (int k = 0; k < nin; k++)
     p->in_last_read[k] = last_use[k];
+  p->lone_cast = nin == 1 && nops == 1 && d->ops[0].prim == EMLX_PRIM_ASTYPE;
   /* Scratch tiles: a result takes a free tile; a tile frees after the last
    * read of its value (after the result is placed, so no op writes over
    * its own arguments). An output has a tile of its own for the whole
@@ -382,6 +384,11 @@ int emlx_cpu_fuse_reduce(const void *plan, emlx_array *const *inputs, const emlx
   const fused_plan *p = (const fused_plan *)plan;
   if (p->noutputs != 1 || !emlx__fuse_is_reduction(reduce->prim))
     return 1;
+  if (p->lone_cast) { /* a widening integer cast: the reduction reads its source */
+    int rc = emlx_cpu_reduce_cast(reduce, inputs[0], like, out);
+    if (rc != 1)
+      return rc;
+  }
   fused_job job;
   atomic_int failed;
   int rc = prepare_job(&job, p, inputs, like, &failed);

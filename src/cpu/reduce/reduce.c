@@ -8,7 +8,9 @@
  * This file checks the node, fills the plan and runs the cases the driver
  * leaves out: an empty reduction (the identity; an error for max and min)
  * and nothing left to reduce (sum and max: an astype into the output dtype;
- * the others: one position folded). */
+ * the others: one position folded). A reduction of a widening integer cast
+ * (sum(astype(x_int32, int64)), say) folds the cast's source itself, each
+ * element extended inside the fold loop (emlx_cpu_reduce_cast). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,9 +46,10 @@ static int red_op_of(emlx_prim prim) {
 
 /* The kernel on a real input, or (src set) on a virtual dense one of in's
  * shape and dtype; 1 when a virtual input would be read strided (nothing
- * done). */
+ * done). as: the dtype the node's input has, in->dtype unless in is the
+ * source of a widening integer cast (emlx_cpu_reduce_cast). */
 static int reduce_impl(const emlx_node *node, const emlx_array *in, const emlx_cpu_source *src,
-                       emlx_array *out) {
+                       emlx_dtype as, emlx_array *out) {
   const char *name = emlx_prim_table[node->prim].name;
   int op = red_op_of(node->prim);
   if (op < 0)
@@ -65,7 +68,7 @@ static int reduce_impl(const emlx_node *node, const emlx_array *in, const emlx_c
     reduced[ax] = 1;
   }
   bool logic = op == EMLX_RED_ALL || op == EMLX_RED_ANY;
-  if (!wide && (logic ? out->dtype != EMLX_BOOL : out->dtype != in->dtype))
+  if (!wide && (logic ? out->dtype != EMLX_BOOL : out->dtype != as))
     return EMLX_FAIL("cpu: %s: unexpected dtypes %s -> %s", name, emlx_dtype_name(in->dtype),
                      emlx_dtype_name(out->dtype));
   const emlx_cpu_reduce_table *tab = emlx_cpu_reduce_get();
@@ -73,14 +76,26 @@ static int reduce_impl(const emlx_node *node, const emlx_array *in, const emlx_c
   emlx_red_plan *p = malloc(sizeof *p);
   if (!p)
     return EMLX_FAIL("cpu: %s: out of memory", name);
+  bool cast = as != in->dtype;
   p->op = op;
-  p->in_dt = in->dtype;
+  /* A widened product accumulates in the cast's dtype; the other folds of
+   * a cast's source accumulate as for that source. */
+  p->in_dt = cast && op == EMLX_RED_PROD ? as : in->dtype;
   p->out_dt = out->dtype;
   p->in_es = emlx_dtype_size(in->dtype);
   p->out_es = emlx_dtype_size(out->dtype);
   emlx_cpu_red_acc_setup(p);
   p->row = tab->row[op][in->dtype];
   p->col = tab->col[op][in->dtype];
+  p->acc_to_out = NULL;
+  if (cast && op == EMLX_RED_SUM && p->out_es == 8) {
+    p->row = tab->row_sum64[in->dtype];
+  } else if (cast && op == EMLX_RED_PROD) {
+    p->row = tab->row_prodw[p->out_es == 8][in->dtype];
+    p->col = tab->col_prodw[p->out_es == 8][in->dtype];
+  } else if (cast && op == EMLX_RED_MIN) {
+    p->acc_to_out = isa->cast->cast[in->dtype][as];
+  }
   p->f64_to_out = isa->cast->cast[EMLX_FLOAT64][out->dtype];
   p->task_work = wide ? EMLX_CPU_GRAIN : RED_OWN_TASK_WORK;
   p->src = src;
@@ -155,7 +170,7 @@ done:
 int emlx_cpu_reduce(const emlx_node *node, emlx_array *const *inputs, emlx_array *const *outputs) {
   if (!outputs[0])
     return 0;
-  return reduce_impl(node, inputs[0], NULL, outputs[0]);
+  return reduce_impl(node, inputs[0], NULL, inputs[0]->dtype, outputs[0]);
 }
 
 int emlx_cpu_reduce_source(const emlx_node *node, const emlx_array *like,
@@ -163,5 +178,35 @@ int emlx_cpu_reduce_source(const emlx_node *node, const emlx_array *like,
   emlx_array v;
   int64_t st[EMLX_MAX_NDIM];
   emlx_cpu_red_stand_in(&v, st, like);
-  return reduce_impl(node, &v, src, out);
+  return reduce_impl(node, &v, src, like->dtype, out);
+}
+
+/* Whether the reduction op of astype(x, as) can fold x itself: x an integer
+ * or bool, as a wider integer. Sums and products wrap modulo 2^bits(as), and
+ * extending x to as keeps every value's residue, so they need as to be the
+ * node's output dtype (32 or 64 bits: sum and product do not widen it
+ * further). A max or min commutes with the cast only when the cast keeps
+ * every value (not from bool, not from signed to unsigned). */
+static bool folds_source(int op, emlx_dtype x, emlx_dtype as, emlx_dtype out) {
+  if (!(emlx_dtype_is_integer(x) || x == EMLX_BOOL) || !emlx_dtype_is_integer(as) ||
+      emlx_dtype_size(as) <= emlx_dtype_size(x))
+    return false;
+  switch (op) {
+  case EMLX_RED_SUM:
+  case EMLX_RED_PROD:
+    return out == as && emlx_dtype_size(as) >= 4;
+  case EMLX_RED_MAX:
+  case EMLX_RED_MIN:
+    return out == as && x != EMLX_BOOL && (!emlx_dtype_is_signed(x) || emlx_dtype_is_signed(as));
+  default:
+    return false;
+  }
+}
+
+int emlx_cpu_reduce_cast(const emlx_node *node, const emlx_array *x, const emlx_array *like,
+                         emlx_array *out) {
+  int op = red_op_of(node->prim);
+  if (op < 0 || !folds_source(op, x->dtype, like->dtype, out->dtype) || !emlx__same_shape(x, like))
+    return 1;
+  return reduce_impl(node, x, NULL, like->dtype, out);
 }

@@ -268,12 +268,25 @@ static void own_combine(const emlx_red_plan *p, void *dst, const void *src) {
     *(uint8_t *)dst |= *(const uint8_t *)src;
     return;
   }
-  /* product and min accumulate in the input's own type: its column loop. */
+  if (p->op == EMLX_RED_PROD && emlx_dtype_is_integer(p->in_dt)) {
+    /* by the accumulator's width: a widening cast's source (reduce.c) may be
+     * narrower than the accumulator, so the column loop would misread it */
+    if (p->acc_es == 8)
+      *(uint64_t *)dst *= *(const uint64_t *)src;
+    else
+      *(uint32_t *)dst *= *(const uint32_t *)src;
+    return;
+  }
+  /* the others accumulate in the input's own type: its column loop. */
   p->col(src, 1, 1, dst);
 }
 
 /* count accumulators -> count output elements. */
 static void own_finish(const emlx_red_plan *p, const void *acc, char *out, int64_t count) {
+  if (p->acc_to_out) { /* the min of a widening cast's source (reduce.c) */
+    p->acc_to_out(acc, 1, out, count);
+    return;
+  }
   if (p->out_dt == EMLX_FLOAT16 || p->out_dt == EMLX_BFLOAT16) {
     const float *a = (const float *)acc;
     uint16_t *o = (uint16_t *)(void *)out;

@@ -231,6 +231,16 @@ ROW_SUM_INT(row_sum_s8, int8_t, uint32_t, LDW_S32)
 ROW_SUM_INT(row_sum_s16, int16_t, uint32_t, LDW_S32)
 ROW_SUM_INT(row_sum_s32, int32_t, uint32_t, LDW_S32)
 ROW_SUM_INT(row_sum_64, uint64_t, uint64_t, LDW_64)
+/* sum(astype(x, 64-bit integer)) read from x itself (row_sum64): 64-bit lanes. */
+#define LDW_B64(v) ((uint64_t)((v) != 0))
+#define LDW_S64(v) ((uint64_t)(int64_t)(v))
+ROW_SUM_INT(row_sum64_b, uint8_t, uint64_t, LDW_B64)
+ROW_SUM_INT(row_sum64_u8, uint8_t, uint64_t, LDW_64)
+ROW_SUM_INT(row_sum64_u16, uint16_t, uint64_t, LDW_64)
+ROW_SUM_INT(row_sum64_u32, uint32_t, uint64_t, LDW_64)
+ROW_SUM_INT(row_sum64_s8, int8_t, uint64_t, LDW_S64)
+ROW_SUM_INT(row_sum64_s16, int16_t, uint64_t, LDW_S64)
+ROW_SUM_INT(row_sum64_s32, int32_t, uint64_t, LDW_S64)
 
 #define ROW_MAX_INT(NAME, T, AT)                                                                   \
   static void NAME(const void *px, int64_t s, int64_t n, void *acc) {                              \
@@ -473,6 +483,34 @@ ROW_INT(row_min_s16, int16_t, STEP_MIN)
 ROW_INT(row_min_s32, int32_t, STEP_MIN)
 ROW_INT(row_min_s64, int64_t, STEP_MIN)
 
+/* product(astype(x, wider integer)) read from x itself (row_prodw,
+ * col_prodw): each element extended by LD into the accumulator's type W. */
+#define ROW_PROD_WIDE(NAME, T, W, LD)                                                              \
+  static void NAME(const void *px, int64_t s, int64_t n, void *acc) {                              \
+    const T *x = (const T *)px;                                                                    \
+    W r = *(W *)acc;                                                                               \
+    if (s == 1) {                                                                                  \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        r *= LD(x[i]);                                                                             \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        r *= LD(x[i * s]);                                                                         \
+    }                                                                                              \
+    *(W *)acc = r;                                                                                 \
+  }
+ROW_PROD_WIDE(row_prod32_b, uint8_t, uint32_t, LDW_B)
+ROW_PROD_WIDE(row_prod32_u8, uint8_t, uint32_t, LDW_U32)
+ROW_PROD_WIDE(row_prod32_u16, uint16_t, uint32_t, LDW_U32)
+ROW_PROD_WIDE(row_prod32_s8, int8_t, uint32_t, LDW_S32)
+ROW_PROD_WIDE(row_prod32_s16, int16_t, uint32_t, LDW_S32)
+ROW_PROD_WIDE(row_prod64_b, uint8_t, uint64_t, LDW_B64)
+ROW_PROD_WIDE(row_prod64_u8, uint8_t, uint64_t, LDW_64)
+ROW_PROD_WIDE(row_prod64_u16, uint16_t, uint64_t, LDW_64)
+ROW_PROD_WIDE(row_prod64_u32, uint32_t, uint64_t, LDW_64)
+ROW_PROD_WIDE(row_prod64_s8, int8_t, uint64_t, LDW_S64)
+ROW_PROD_WIDE(row_prod64_s16, int16_t, uint64_t, LDW_S64)
+ROW_PROD_WIDE(row_prod64_s32, int32_t, uint64_t, LDW_S64)
+
 /* all / any: an element is true when its value bits (MASK drops the sign
  * of floats) are not all zero. Runs stop early, block by block, once the
  * answer is known. */
@@ -586,6 +624,19 @@ COL_LOOP(col_any_64c, uint64_t, uint8_t, CSTEP_ANY(M64C))
 COL_LOOP(col_all_128c, emlx_b16, uint8_t, acc[j] &= (uint8_t)nz_c128(v))
 COL_LOOP(col_any_128c, emlx_b16, uint8_t, acc[j] |= (uint8_t)nz_c128(v))
 
+COL_LOOP(col_prod32_b, uint8_t, uint32_t, acc[j] *= LDW_B(v))
+COL_LOOP(col_prod32_u8, uint8_t, uint32_t, acc[j] *= LDW_U32(v))
+COL_LOOP(col_prod32_u16, uint16_t, uint32_t, acc[j] *= LDW_U32(v))
+COL_LOOP(col_prod32_s8, int8_t, uint32_t, acc[j] *= LDW_S32(v))
+COL_LOOP(col_prod32_s16, int16_t, uint32_t, acc[j] *= LDW_S32(v))
+COL_LOOP(col_prod64_b, uint8_t, uint64_t, acc[j] *= LDW_B64(v))
+COL_LOOP(col_prod64_u8, uint8_t, uint64_t, acc[j] *= LDW_64(v))
+COL_LOOP(col_prod64_u16, uint16_t, uint64_t, acc[j] *= LDW_64(v))
+COL_LOOP(col_prod64_u32, uint32_t, uint64_t, acc[j] *= LDW_64(v))
+COL_LOOP(col_prod64_s8, int8_t, uint64_t, acc[j] *= LDW_S64(v))
+COL_LOOP(col_prod64_s16, int16_t, uint64_t, acc[j] *= LDW_S64(v))
+COL_LOOP(col_prod64_s32, int32_t, uint64_t, acc[j] *= LDW_S64(v))
+
 COL_HALF(col_prod_f16, float, bd_load_f16, CSTEP_PROD)
 COL_HALF(col_prod_bf16, float, bd_load_bf16, CSTEP_PROD)
 COL_HALF(col_min_f16, float, bd_load_f16, CSTEP_FMIN)
@@ -662,4 +713,35 @@ const emlx_cpu_reduce_table
                                       col_any_32f, col_any_64f, col_any_16f, col_any_64c,
                                       col_any_128c},
                 },
+            .row_sum64 = {[EMLX_BOOL] = row_sum64_b,
+                          [EMLX_UINT8] = row_sum64_u8,
+                          [EMLX_UINT16] = row_sum64_u16,
+                          [EMLX_UINT32] = row_sum64_u32,
+                          [EMLX_INT8] = row_sum64_s8,
+                          [EMLX_INT16] = row_sum64_s16,
+                          [EMLX_INT32] = row_sum64_s32},
+            .row_prodw = {{[EMLX_BOOL] = row_prod32_b,
+                           [EMLX_UINT8] = row_prod32_u8,
+                           [EMLX_UINT16] = row_prod32_u16,
+                           [EMLX_INT8] = row_prod32_s8,
+                           [EMLX_INT16] = row_prod32_s16},
+                          {[EMLX_BOOL] = row_prod64_b,
+                           [EMLX_UINT8] = row_prod64_u8,
+                           [EMLX_UINT16] = row_prod64_u16,
+                           [EMLX_UINT32] = row_prod64_u32,
+                           [EMLX_INT8] = row_prod64_s8,
+                           [EMLX_INT16] = row_prod64_s16,
+                           [EMLX_INT32] = row_prod64_s32}},
+            .col_prodw = {{[EMLX_BOOL] = col_prod32_b,
+                           [EMLX_UINT8] = col_prod32_u8,
+                           [EMLX_UINT16] = col_prod32_u16,
+                           [EMLX_INT8] = col_prod32_s8,
+                           [EMLX_INT16] = col_prod32_s16},
+                          {[EMLX_BOOL] = col_prod64_b,
+                           [EMLX_UINT8] = col_prod64_u8,
+                           [EMLX_UINT16] = col_prod64_u16,
+                           [EMLX_UINT32] = col_prod64_u32,
+                           [EMLX_INT8] = col_prod64_s8,
+                           [EMLX_INT16] = col_prod64_s16,
+                           [EMLX_INT32] = col_prod64_s32}},
 };

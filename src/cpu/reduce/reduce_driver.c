@@ -227,7 +227,7 @@ typedef struct col_job {
   int64_t nblocks; /* column blocks per outer output index */
   int64_t nred;    /* reduced positions (all reduced dims) */
   int64_t nslices;
-  char *partials;     /* nslices > 1: one block of accumulators per task */
+  char *partials;     /* nslices > 1: a block of accumulators per (column block, slice) */
   atomic_int *failed; /* set when a thread found no scratch */
 } col_job;
 
@@ -255,6 +255,38 @@ static void col_fold(const col_job *j, int64_t unit, int64_t slice, void *acc, i
   *cols = len;
 }
 
+/* nslices > 1: one slice of rows of outer index o into the partials of all
+ * its column blocks, row by row, so that each row is read once from start
+ * to end (the input streams in memory order; the partials, fewer than 16
+ * blocks, stay in L2). Each accumulator folds the same rows in the same
+ * order as col_fold would. */
+static void col_slice(const col_job *j, int64_t o, int64_t slice, unsigned char *local) {
+  const emlx_red_plan *p = j->p;
+  int64_t es = (int64_t)p->acc_es;
+  /* block 0's partials, and the step to the next block's */
+  char *part = j->partials + o * j->nblocks * j->nslices * j->cb * es;
+  int64_t bstep = j->nslices * j->cb * es;
+  part += slice * j->cb * es;
+  int64_t r0 = split_point(j->nred, j->nslices, slice);
+  int64_t r1 = split_point(j->nred, j->nslices, slice + 1);
+  for (int64_t b = 0; b < j->nblocks; b++)
+    p->init(p, part + b * bstep, j->m - b * j->cb < j->cb ? j->m - b * j->cb : j->cb);
+  int64_t idx[EMLX_MAX_NDIM];
+  int64_t off = kept_offset(p, p->nk - 1, o) + red_offset(p, p->nr, r0, idx);
+  for (int64_t r = r0; r < r1; r++) {
+    for (int64_t b = 0; b < j->nblocks; b++) {
+      int64_t c0 = b * j->cb, len = j->m - c0 < j->cb ? j->m - c0 : j->cb;
+      if (p->src) { /* virtual input: stride 1 here (see emlx_cpu_reduce_source) */
+        p->src->produce(p->src->ctx, off + c0, len, local);
+        p->col(local, 1, len, part + b * bstep);
+      } else {
+        p->col(p->in + (off + c0 * j->s) * (int64_t)p->in_es, j->s, len, part + b * bstep);
+      }
+    }
+    off += red_next(p, p->nr, idx);
+  }
+}
+
 static void col_tasks(void *ctx, int64_t begin, int64_t end) {
   const col_job *j = (const col_job *)ctx;
   const emlx_red_plan *p = j->p;
@@ -265,13 +297,13 @@ static void col_tasks(void *ctx, int64_t begin, int64_t end) {
     return;
   }
   for (int64_t t = begin; t < end; t++) {
-    int64_t unit = t / j->nslices, slice = t % j->nslices, len;
     if (j->nslices == 1) {
-      col_fold(j, unit, 0, acc, &len, local);
-      int64_t o = unit / j->nblocks, c0 = (unit % j->nblocks) * j->cb;
+      int64_t len;
+      col_fold(j, t, 0, acc, &len, local);
+      int64_t o = t / j->nblocks, c0 = (t % j->nblocks) * j->cb;
       p->finish(p, acc, p->out + (o * j->m + c0) * (int64_t)p->out_es, len);
-    } else {
-      col_fold(j, unit, slice, j->partials + t * j->cb * (int64_t)p->acc_es, &len, local);
+    } else { /* task t: (outer index, slice of rows) */
+      col_slice(j, t / j->nslices, t % j->nslices, local);
     }
   }
   emlx__scratch_put(acc);
@@ -291,15 +323,17 @@ static int run_cols(const emlx_red_plan *p) {
   int64_t units = nouter * j.nblocks;
   if (units < 16 && j.nred >= 2048)
     j.nslices = j.nred / 512 < 16 ? j.nred / 512 : 16;
-  int64_t ntasks = units * j.nslices;
+  /* tasks: column blocks, or (nslices > 1) slices of rows over every block */
+  int64_t ntasks = j.nslices > 1 ? nouter * j.nslices : units;
   emlx_buffer *scratch = NULL; /* from the allocator: its cache makes reuse cheap */
   if (j.nslices > 1) {
-    scratch = emlx__buffer_alloc((size_t)(ntasks * j.cb) * p->acc_es, EMLX_CPU);
+    /* a block of partials per (column block, slice) */
+    scratch = emlx__buffer_alloc((size_t)(units * j.nslices * j.cb) * p->acc_es, EMLX_CPU);
     if (!scratch)
       return -1;
     j.partials = (char *)scratch->ptr;
   }
-  int64_t work = (j.nred / j.nslices) * (j.m < j.cb ? j.m : j.cb);
+  int64_t work = (j.nred / j.nslices) * (j.nslices > 1 ? j.m : j.m < j.cb ? j.m : j.cb);
   int64_t grain = p->task_work / (work > 0 ? work : 1);
   if (grain < 1)
     grain = 1;

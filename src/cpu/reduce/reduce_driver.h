@@ -17,7 +17,8 @@
  *    kept dim (32 KB of accumulators) accumulate one input row per reduced
  *    position (fold_col, any stride). Parallel over (outer output index,
  *    column block); when there are few blocks and many rows, the rows are
- *    cut into slices whose partial blocks are combined in order.
+ *    cut into slices, each task folds one slice of whole rows (read in
+ *    memory order) into partial blocks, and these are combined in order.
  *
  * Any strides work (the same loops with a stride). Every split depends on
  * the shape only, never on the thread count, so a result is the same
@@ -53,6 +54,7 @@ struct emlx_red_plan {
   int op, kind;
   emlx_dtype in_dt, out_dt;
   emlx_cpu_unary_loop f64_to_out;
+  emlx_cpu_unary_loop acc_to_out; /* own accumulators -> output, when their dtypes differ */
   /* the data */
   const char *in;             /* element 0 of the input, or NULL when src is set */
   const emlx_cpu_source *src; /* a virtual input, or NULL */

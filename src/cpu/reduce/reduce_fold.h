@@ -14,7 +14,8 @@
  * Product, min, all and any fold into the input's own type:
  *   product: s32/u32 -> uint32, s64/u64 -> uint64 (wrapping), f16/bf16/f32
  *            -> float, f64 -> double, c64 -> emlx_c64, c128 -> emlx_c128 (other dtypes never
- *            reach the kernel: the constructor casts them);
+ *            reach the kernel: the constructor casts them; that cast's source
+ *            folds through row_prodw / col_prodw into the cast's type);
  *   min:     the input's own type, except f16/bf16 -> float (exact);
  *            floats keep NaN once seen; c64 compares lexicographically;
  *   all/any: uint8_t 0/1 for every input dtype ("!= 0" on the value bits:
@@ -42,6 +43,15 @@ typedef struct emlx_cpu_reduce_table {
   emlx_cpu_fold_row row[EMLX_RED_OP_COUNT]
                        [EMLX_DTYPE_COUNT]; /* by input dtype; NULL: unsupported */
   emlx_cpu_fold_col col[EMLX_RED_OP_COUNT][EMLX_DTYPE_COUNT];
+  /* The folds of a widening integer cast's source (reduce.c's
+   * emlx_cpu_reduce_cast): x of an integer or bool dtype read as it is, each
+   * element sign- or zero-extended as its own dtype says. row_sum64: a sum
+   * into a uint64 (the column sums of `col` already extend into uint64);
+   * [0] a product into a uint32, [1] into a uint64 (all wrapping). By x's
+   * dtype; NULL where the cast would not widen. */
+  emlx_cpu_fold_row row_sum64[EMLX_DTYPE_COUNT];
+  emlx_cpu_fold_row row_prodw[2][EMLX_DTYPE_COUNT];
+  emlx_cpu_fold_col col_prodw[2][EMLX_DTYPE_COUNT];
 } emlx_cpu_reduce_table;
 
 extern const emlx_cpu_reduce_table emlx_cpu_reduce_scalar, emlx_cpu_reduce_avx2,
