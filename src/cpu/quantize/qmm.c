@@ -362,7 +362,7 @@ static int try_tile_bf16(const emlx_quantize_params *p, const qmm_geom *g, emlx_
       rc = 0;
       break;
     }
-    /* declined after accepting (scratch memory): this product in f32 */
+    /* declined after accepting (an x it declines, or no scratch): this product in f32 */
     float *xf = malloc((size_t)(g->M * g->K) * sizeof *xf);
     if (!xf) {
       rc = EMLX_FAIL("quantized_matmul: out of memory converting x");
