@@ -164,8 +164,8 @@ static uint16_t *make_x(tu_rng *rng, int64_t n) {
 
 /* One kernel case: x [M][K] bf16 (row stride ldx), out [M][N] (stride ldo,
  * padding guarded). */
-static void run_case(tu_rng *rng, int mode, int bits, int gs, emlx_dtype sdt, int64_t M,
-                     int64_t N, int64_t K, bool threaded, bool strided) {
+static void run_case(tu_rng *rng, int mode, int bits, int gs, emlx_dtype sdt, int64_t M, int64_t N,
+                     int64_t K, bool threaded, bool strided) {
   qmat q = make_qmat(rng, mode, bits, gs, sdt, N, K);
   int64_t ldx = strided ? K + 5 : K, ldo = strided ? N + 3 : N;
   uint16_t *x = make_x(rng, M * ldx);
@@ -206,8 +206,8 @@ static void test_formats(void) {
       int gs = gss[gi];
       run_case(&rng, EMLX_QMM_AFFINE, abits[bi], gs, sdts[(bi + gi) % 3], 37, 70, 3 * gs, false,
                false);
-      run_case(&rng, EMLX_QMM_AFFINE, abits[bi], gs, sdts[(bi + gi + 1) % 3], 32, 21, 2 * gs,
-               true, true);
+      run_case(&rng, EMLX_QMM_AFFINE, abits[bi], gs, sdts[(bi + gi + 1) % 3], 32, 21, 2 * gs, true,
+               true);
     }
   struct {
     int mode, bits, gs;
@@ -278,8 +278,8 @@ static void test_op(int mode, int bits, int gs, bool tiny) {
   emlx_array *wa = emlx_from_blob(q.w, EMLX_UINT32, ws, 2, EMLX_CPU);
   emlx_array *sa = emlx_from_blob(q.scales, sdt, ss, 2, EMLX_CPU);
   emlx_array *ba = q.biases ? emlx_from_blob(q.biases, sdt, ss, 2, EMLX_CPU) : NULL;
-  emlx_array *o = emlx_quantized_matmul(xa, wa, sa, ba, true, gs, bits,
-                                        (emlx_quantization_mode)mode);
+  emlx_array *o =
+      emlx_quantized_matmul(xa, wa, sa, ba, true, gs, bits, (emlx_quantization_mode)mode);
   char what[96];
   snprintf(what, sizeof what, "op %s b%d g%d bf16 x%s", mode_name(mode), bits, gs,
            tiny ? " (tiny second matrix)" : "");

@@ -29,9 +29,9 @@ static bool format_ok(const emlx_qmm_desc *d) {
 }
 
 bool emlx_cpu_qmm_tile(const emlx_qmm_desc *d, const uint16_t *xb) {
-  if (!d || !xb || !d->w || !d->scales || !d->out || !d->transpose ||
-      d->M < EMLX_QMM_TILE_MIN_M || d->N < 1 || d->K < 1 || d->ldx < d->K || d->ldo < d->N ||
-      !format_ok(d) || d->K % d->group_size != 0)
+  if (!d || !xb || !d->w || !d->scales || !d->out || !d->transpose || d->M < EMLX_QMM_TILE_MIN_M ||
+      d->N < 1 || d->K < 1 || d->ldx < d->K || d->ldo < d->N || !format_ok(d) ||
+      d->K % d->group_size != 0)
     return false;
   if (strcmp(emlx_cpu_isa_get()->name, "avx512") != 0 || !emlx_mm_cpu_has_avx512bf16())
     return false;

@@ -40,7 +40,7 @@ typedef struct tile_ctx {
 static void make_lut(int mode, int bits, uint16_t *lut) {
   memset(lut, 0, 256 * sizeof *lut);
   for (int q = 0; q < (1 << bits); q++) {
-    float v = mode == EMLX_QMM_AFFINE ? (float)q
+    float v = mode == EMLX_QMM_AFFINE  ? (float)q
               : mode == EMLX_QMM_MXFP8 ? emlx_qz_from_fp8((uint8_t)q)
                                        : emlx_qz_fp4_lut[q];
     lut[q] = emlx_qz_to_bf16_bits(v); /* exact: at most 8 significant bits */
@@ -52,7 +52,8 @@ static inline TGT __m512 value8(const uint8_t *p, bool fp8) {
   __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
   if (!fp8)
     return _mm512_cvtepi32_ps(c);
-  __m256i h = _mm512_cvtepi32_epi16(_mm512_slli_epi32(_mm512_and_si512(c, _mm512_set1_epi32(127)), 7));
+  __m256i h =
+      _mm512_cvtepi32_epi16(_mm512_slli_epi32(_mm512_and_si512(c, _mm512_set1_epi32(127)), 7));
   __m512 f = _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(256.0f));
   __m512i s = _mm512_slli_epi32(_mm512_and_si512(c, _mm512_set1_epi32(128)), 24);
   return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(f), s));
@@ -68,8 +69,8 @@ static TGT void decode_row(const tile_ctx *c, const uint8_t *row, uint16_t *dst)
                   hi = _mm512_set1_epi32(0xF0);
     for (; k + 32 <= K; k += 32) { /* byte i: codes 2i (low nibble), 2i + 1 */
       __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(row + k / 2)));
-      __m512i idx = _mm512_or_si512(_mm512_and_si512(v, lo),
-                                    _mm512_slli_epi32(_mm512_and_si512(v, hi), 12));
+      __m512i idx =
+          _mm512_or_si512(_mm512_and_si512(v, lo), _mm512_slli_epi32(_mm512_and_si512(v, hi), 12));
       _mm512_storeu_si512(dst + k, _mm512_permutexvar_epi16(idx, lut));
     }
   } else if (bits == 8) {
