@@ -27,6 +27,7 @@ and read the minima too. The load average is printed before and after.
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -134,8 +135,7 @@ def load():
 
 def spread(vals):
     """(median, min, max) of a list."""
-    v = sorted(vals)
-    return v[len(v) // 2], v[0], v[-1]
+    return statistics.median(vals), min(vals), max(vals)
 
 
 PREFILL = ("qmm_affine4_g64_m512", "qmm_affine8_g64_m512", "qmm_mxfp4_m512",
