@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "../src/cpu/quantize/qmm_fast.h"
+#include "../src/cpu/quantize/qmm_tile.h"
 #include "emlx.h"
 
 static double now_s(void) {
@@ -247,17 +248,18 @@ static double timeit(const char *name, run_fn fn, void *ctx, int reps, double by
 typedef struct rot {
   emlx_qmm_desc d[COPIES];
   int next;
+  const uint16_t *xb; /* bf16 x for the tile kernel, or NULL */
 } rot;
 
 static bool run_qmm(void *ctx) {
   rot *r = ctx;
-  bool ok = emlx_cpu_qmm_fast(&r->d[r->next]);
+  bool ok = r->xb ? emlx_cpu_qmm_tile(&r->d[r->next], r->xb) : emlx_cpu_qmm_fast(&r->d[r->next]);
   r->next = (r->next + 1) % COPIES;
   return ok;
 }
 
 static rot make_rot(const qbuf *q, const float *x, int64_t M, float *out) {
-  rot r = {.next = 0};
+  rot r = {.next = 0, .xb = NULL};
   int64_t wpc = q->N * q->K * q->bits / 32, spc = q->N * (q->K / q->gs);
   size_t es = q->sdt == EMLX_UINT8 ? 1 : q->sdt == EMLX_FLOAT16 ? 2 : 4;
   for (int c = 0; c < COPIES; c++) {
@@ -358,15 +360,21 @@ int main(int argc, char **argv) {
               {"affine8_g64_f16s", EMLX_QMM_AFFINE, 8, 64, EMLX_FLOAT16}};
   float *x = aligned_alloc(64, (size_t)(512 * K) * 4);
   float *out = aligned_alloc(64, (size_t)(512 * N) * 4);
-  for (int64_t i = 0; i < 512 * K; i++)
+  uint16_t *xb = aligned_alloc(64, (size_t)(512 * K) * 2);
+  for (int64_t i = 0; i < 512 * K; i++) {
     x[i] = rndf(-1, 1);
+    uint32_t u;
+    memcpy(&u, &x[i], 4);
+    xb[i] = (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16); /* round to nearest even */
+  }
   for (int f = 0; f < 4; f++) {
     const bool extra = fmts[f].sdt == EMLX_FLOAT16; /* M = 1 only */
-    char n1[64], n8[64], n512[64];
+    char n1[64], n8[64], n512[64], nbf[64];
     snprintf(n1, sizeof n1, "qmm_%s_m1", fmts[f].tag);
     snprintf(n8, sizeof n8, "qmm_%s_m8", fmts[f].tag);
     snprintf(n512, sizeof n512, "qmm_%s_m512", fmts[f].tag);
-    if (!selected(n1) && (extra || (!selected(n8) && !selected(n512))))
+    snprintf(nbf, sizeof nbf, "qmm_%s_m512_bf16", fmts[f].tag);
+    if (!selected(n1) && (extra || (!selected(n8) && !selected(n512) && !selected(nbf))))
       continue;
     qbuf q = make_q(fmts[f].mode, fmts[f].bits, fmts[f].gs, N, K, COPIES, fmts[f].sdt);
     if (selected(n1)) {
@@ -380,6 +388,11 @@ int main(int argc, char **argv) {
     if (!extra && selected(n512)) {
       rot r = make_rot(&q, x, 512, out);
       timeit(n512, run_qmm, &r, reps_opt ? reps_opt : 5, 0, 2.0 * 512 * N * K, 0);
+    }
+    if (!extra && selected(nbf)) {
+      rot r = make_rot(&q, x, 512, out);
+      r.xb = xb;
+      timeit(nbf, run_qmm, &r, reps_opt ? reps_opt : 5, 0, 2.0 * 512 * N * K, 0);
     }
     free(q.w), free(q.scales), free(q.biases);
   }
@@ -422,6 +435,7 @@ int main(int argc, char **argv) {
       printf("ratio gather_vs_separate=%.3f\n", ts / tg);
   }
   free(x);
+  free(xb);
   free(out);
   return 0;
 }

@@ -6,19 +6,28 @@ the same shapes in one run, and prints the ratios (issue 15):
     rotating over 4 copies of W like bench_quant;
   - ggml's MUL_MAT with q4_0 / q8_0 weights and f32 activations (goal >= 1x),
     timed by ggml's own test-backend-ops perf mode through a --test-file
-    that names our shapes (give --ggml PATH/TO/test-backend-ops; skipped
-    with a printed reason when absent);
+    that names exactly one of our shapes per process (give --ggml
+    PATH/TO/test-backend-ops; skipped with a printed reason when absent).
+    Its perf mode runs a warm-up and then repeats for at least 1 s, so an
+    M = 512 case costs its set-up plus about two products; each process
+    runs under --ggml-timeout and --ggml-cases picks the cases;
   - the streaming read bandwidth bench_quant measures (decode goal >= 85%).
 
 Usage:
   /opt/peers/bin/python bench/quant_peers.py --bin build/emlx_bench_bench_quant \\
       [--ggml /path/to/test-backend-ops] [--reps 21] [--mlx-prefill-reps 1] [--no-prefill]
+      [--prefill-only] [--rounds R] [--ggml-cases q4_0_m512,q8_0_m512] [--no-mlx]
+  --prefill-only: only the M = 512 cases (EMLX's f32 and bf16 x, ggml, MLX);
+  --rounds R: R rounds, each running EMLX's cases and then ggml's, so both
+  see the same load; a case's figure is then the median over the rounds of
+  its per-round median (min .. max over rounds).
 Times are medians (min .. max in brackets); on a busy machine use --reps high
-and read the minima too.
+and read the minima too. The load average is printed before and after.
 """
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,24 +89,32 @@ def time_mlx(reps, prefill_reps, do_prefill):
     return out
 
 
-def time_ggml(path, do_prefill, timeout):
+GGML_TYPES = {"q4_0": (2, 18), "q8_0": (8, 34)}  # ggml type id, bytes per block of 32
+
+
+def ggml_line(name):
+    """One MUL_MAT line of test-export-graph-ops' format: W (N, K) of the
+    type, x (M, K) f32, out (M, N) f32; name is TYPE_mM."""
+    tname, m = name.rsplit("_m", 1)
+    tid, blk = GGML_TYPES[tname]
+    M, nb1 = int(m), K // 32 * blk
+    return (f"29 0 {N} {M} 1 1 0 2 {tid} {K} {N} 1 1 {blk} {nb1} {nb1 * N} {nb1 * N} "
+            f"0 {K} {M} 1 1 4 {4 * K} {4 * K * M} {4 * K * M} {name}")
+
+
+def time_ggml(path, names, timeout):
+    """ms per product of each named case, one test-backend-ops process per
+    case (each under its own time limit); a case over the limit is left
+    out with a printed line."""
     if not path or not os.path.exists(path):
         print(f"# ggml skipped: no test-backend-ops at {path!r} (give --ggml)")
         return {}
-    lines = []
-    for tname, tid, blk in (("q4_0", 2, 18), ("q8_0", 8, 34)):
-        for M in ((1, 512) if do_prefill else (1,)):
-            nb1 = K // 32 * blk
-            lines.append(f"29 0 {N} {M} 1 1 0 2 {tid} {K} {N} 1 1 {blk} {nb1} {nb1 * N} {nb1 * N} "
-                         f"0 {K} {M} 1 1 4 {4 * K} {4 * K * M} {4 * K * M} {tname}_m{M}")
     out = {}
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write("\n".join(lines) + "\n")
-        tf = f.name
-    for line in lines:  # one case per process, each under its own time limit
-        name = line.split()[-1]
+    fd, tf = tempfile.mkstemp(suffix=".txt")
+    os.close(fd)
+    for name in names:
         with open(tf, "w") as f:
-            f.write(line + "\n")
+            f.write(ggml_line(name) + "\n")
         try:
             r = subprocess.run([path, "perf", "-b", "CPU", "--test-file", tf], capture_output=True,
                                text=True, timeout=timeout)
@@ -112,6 +129,21 @@ def time_ggml(path, do_prefill, timeout):
     return out
 
 
+def load():
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
+def spread(vals):
+    """(median, min, max) of a list."""
+    return statistics.median(vals), min(vals), max(vals)
+
+
+PREFILL = ("qmm_affine4_g64_m512", "qmm_affine8_g64_m512", "qmm_mxfp4_m512",
+           "qmm_affine4_g64_m512_bf16", "qmm_affine8_g64_m512_bf16", "qmm_mxfp4_m512_bf16")
+DECODE = ("qmm_affine4_g64_m1", "qmm_affine8_g64_m1", "qmm_mxfp4_m1",
+          "gather_8x2048_top2_t64", "separate_8x2048_top2_t64")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/emlx_bench_bench_quant")
@@ -119,42 +151,78 @@ def main():
     ap.add_argument("--reps", type=int, default=21)
     ap.add_argument("--mlx-prefill-reps", type=int, default=1)
     ap.add_argument("--no-prefill", action="store_true")
+    ap.add_argument("--prefill-only", action="store_true")
+    ap.add_argument("--no-mlx", action="store_true")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--ggml-cases", default=None,
+                    help="comma-separated TYPE_mM names (q4_0_m1, q4_0_m512, q8_0_m1, q8_0_m512)")
     ap.add_argument("--ggml-timeout", type=int, default=240)
     a = ap.parse_args()
 
+    if a.ggml_cases:
+        gnames = [c for c in a.ggml_cases.split(",") if c]
+        for c in gnames:
+            if c.rsplit("_m", 1)[0] not in GGML_TYPES:
+                ap.error(f"--ggml-cases: unknown type in {c!r}")
+    else:
+        ms = (512,) if a.prefill_only else (1,) if a.no_prefill else (1, 512)
+        gnames = [f"{t}_m{m}" for t in GGML_TYPES for m in ms]
+
     cmd = [a.bin, "--reps", str(a.reps)]
     if a.no_prefill:
-        for c in ("qmm_affine4_g64_m1", "qmm_affine8_g64_m1", "qmm_mxfp4_m1",
-                  "gather_8x2048_top2_t64", "separate_8x2048_top2_t64"):
+        for c in DECODE:
             cmd += ["--case", c]
-    t = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    print(t.rstrip())
-    e = parse_emlx(t)
-    mlx = time_mlx(a.reps, a.mlx_prefill_reps, not a.no_prefill)
-    gg = time_ggml(a.ggml, not a.no_prefill, a.ggml_timeout)
+    elif a.prefill_only:
+        for c in PREFILL:
+            cmd += ["--case", c]
+    print(f"# {load()} (start)")
+    rounds_e, rounds_g = [], []
+    for r in range(a.rounds):
+        t = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        print(t.rstrip())
+        rounds_e.append(parse_emlx(t))
+        rounds_g.append(time_ggml(a.ggml, gnames, a.ggml_timeout))
+        print(f"# round {r + 1}: ggml " +
+              " ".join(f"{k}={v:.2f}ms" for k, v in rounds_g[-1].items()) + f"; {load()}")
+    e = {}
+    for name in rounds_e[0]:
+        vs = [re_[name] for re_ in rounds_e if name in re_]
+        e[name] = dict(vs[0])
+        if len(vs) > 1 and "median_ms" in vs[0]:
+            med, lo, hi = spread([v["median_ms"] for v in vs])
+            e[name].update(median_ms=med, min_ms=lo, max_ms=hi)
+    gg = {}
+    for name in gnames:
+        vs = [rg[name] for rg in rounds_g if name in rg]
+        if vs:
+            gg[name] = spread(vs)
+    mlx = {} if a.no_mlx else time_mlx(a.reps, a.mlx_prefill_reps, not a.no_prefill)
+    print(f"# {load()} (end)")
 
     bw = e.get("read_bw", {}).get("gbps")
     print(f"\nread bandwidth (best 40 MB read): {bw} GB/s")
     print(f"{'case':28} {'emlx ms (min..max)':>26} {'MLX ms':>22} {'MLX/emlx':>9} "
-          f"{'ggml ms':>9} {'ggml/emlx':>9} {'bw frac':>8}")
+          f"{'ggml ms (min..max)':>24} {'ggml/emlx':>9} {'bw frac':>8}")
     ggmap = {"affine4_g64": "q4_0", "affine8_g64": "q8_0"}
     for name, v in e.items():
-        if name == "read_bw":
+        if name == "read_bw" or "median_ms" not in v:
             continue
         em = f"{v['median_ms']:.3f} ({v['min_ms']:.3f}..{v['max_ms']:.3f})"
-        ml = mlx.get(name)
+        base = name[:-5] if name.endswith("_bf16") else name
+        ml = mlx.get(base)
         mls = f"{ml[0]:.2f} ({ml[1]:.2f})" if ml else "-"
         mr = f"{ml[0] / v['median_ms']:.1f}x" if ml else "-"
         gk = None
         for tag, gt in ggmap.items():
-            if tag in name:
-                gk = f"{gt}_m{name.rsplit('_m', 1)[1]}"
+            if tag in base:
+                gk = f"{gt}_m{base.rsplit('_m', 1)[1]}"
         g = gg.get(gk) if gk else None
-        gs = f"{g:.3f}" if g else "-"
-        gr = f"{g / v['median_ms']:.2f}x" if g else "-"
+        gs = f"{g[0]:.2f} ({g[1]:.2f}..{g[2]:.2f})" if g else "-"
+        gr = f"{g[0] / v['median_ms']:.2f}x" if g else "-"
         bf = f"{v['bw_frac']:.2f}" if "bw_frac" in v else "-"
-        print(f"{name:28} {em:>26} {mls:>22} {mr:>9} {gs:>9} {gr:>9} {bf:>8}")
-    print("(ratios use medians; MLX column: median (min))")
+        print(f"{name:28} {em:>26} {mls:>22} {mr:>9} {gs:>24} {gr:>9} {bf:>8}")
+    print("(ratios use medians; MLX column: median (min); _bf16: x in bfloat16, against the "
+          "peers' f32 x)")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,11 @@
  * qmm_fast*.c, contract in /work/notes/15_contract.md); what they decline
  * runs here: tiles of W are dequantized into a small block in scratch (never
  * the whole matrix) and reused across every row of x, one task per (matrix,
- * tile of N) on the pool, accumulating in float32. */
+ * tile of N) on the pool, accumulating in float32. A bfloat16 x of
+ * EMLX_QMM_TILE_MIN_M rows or more (transpose) is first offered, as it is,
+ * to the bfloat16 tile kernel (qmm_tile.h: vdpbf16ps on the codes, scaled
+ * per group); what it declines is converted to float32 and goes on as
+ * above. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,7 @@
 #include "formats.h"
 #include "kernels.h"
 #include "params_quantize.h"
+#include "qmm_tile.h"
 
 #if defined(__has_include)
 #if __has_include("qmm_fast.h")
@@ -321,6 +326,65 @@ static int64_t batch_index(int64_t o, const int64_t *oshape, int no, const int64
   return idx;
 }
 
+/* A bfloat16 x of EMLX_QMM_TILE_MIN_M rows or more, transpose: every
+ * product through the bfloat16 tile kernel. 1: all written; 0: declined
+ * (by the first product: nothing written; the caller runs the f32 paths);
+ * -1: an error is set. */
+static int try_tile_bf16(const emlx_quantize_params *p, const qmm_geom *g, emlx_array *const *in,
+                         int64_t nmat, const int64_t *xi, const int64_t *wi, float *out) {
+  if (in[0]->dtype != EMLX_BFLOAT16 || !p->transpose || g->M < EMLX_QMM_TILE_MIN_M)
+    return 0;
+  bool affine = p->mode == EMLX_QUANT_AFFINE;
+  qmm_inputs q;
+  memset(&q, 0, sizeof q);
+  const uint16_t *xb = emlx_cpu_qz_contig(in[0], &q.own[3]);
+  q.w = xb ? emlx_cpu_qz_contig(in[1], &q.own[0]) : NULL;
+  q.scales = q.w ? emlx_cpu_qz_contig(in[2], &q.own[1]) : NULL;
+  if (q.scales && affine)
+    q.biases = emlx_cpu_qz_contig(in[3], &q.own[2]);
+  if (!xb || !q.w || !q.scales || (affine && !q.biases)) {
+    inputs_free(&q);
+    return -1;
+  }
+  emlx_dtype sdt = in[2]->dtype;
+  int64_t wmat = g->rows * g->cols * p->bits / 32, smat = g->rows * (g->cols / p->group_size);
+  size_t ses = emlx_dtype_size(sdt);
+  int rc = 1;
+  for (int64_t i = 0; i < nmat; i++) {
+    emlx_qmm_desc d = desc_of(p, g, &q, sdt, out + i * g->M * g->N);
+    d.x = NULL;
+    d.w = q.w + wi[i] * wmat;
+    d.scales = (const char *)q.scales + (size_t)(wi[i] * smat) * ses;
+    d.biases = affine ? (const char *)q.biases + (size_t)(wi[i] * smat) * ses : NULL;
+    if (emlx_cpu_qmm_tile(&d, xb + xi[i] * g->M * g->K))
+      continue;
+    if (i == 0) { /* declined: the f32 paths take every product */
+      rc = 0;
+      break;
+    }
+    /* declined after accepting (an x it declines, or no scratch): this product in f32 */
+    float *xf = malloc((size_t)(g->M * g->K) * sizeof *xf);
+    if (!xf) {
+      rc = EMLX_FAIL("quantized_matmul: out of memory converting x");
+      break;
+    }
+    for (int64_t j = 0; j < g->M * g->K; j++)
+      xf[j] = emlx_qz_load(xb + xi[i] * g->M * g->K, j, EMLX_BFLOAT16);
+    qmm_inputs qi = q;
+    qi.xf = xf;
+    int64_t zero = 0;
+    d.x = xf;
+    if (!emlx_cpu_qmm_fast(&d) &&
+        run_reference(p, g, &qi, sdt, 1, &zero, wi + i, out + i * g->M * g->N) != 0)
+      rc = -1;
+    free(xf);
+    if (rc < 0)
+      break;
+  }
+  inputs_free(&q);
+  return rc;
+}
+
 int emlx_cpu_qmm(const emlx_node *node, emlx_array *const *in, emlx_array *const *out) {
   const emlx_quantize_params *p = emlx__params(node);
   const emlx_array *x = in[0], *w = in[1];
@@ -350,6 +414,12 @@ int emlx_cpu_qmm(const emlx_node *node, emlx_array *const *in, emlx_array *const
     free(xi);
     out_end(o, of);
     return 0;
+  }
+  int tr = try_tile_bf16(p, &g, in, nmat, xi, wi, of);
+  if (tr != 0) { /* done (1) or failed (-1) */
+    free(xi);
+    out_end(o, of);
+    return tr > 0 ? 0 : -1;
   }
   if (inputs_load(in, affine, &q) != 0) {
     free(xi);
