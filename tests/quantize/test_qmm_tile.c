@@ -1,8 +1,6 @@
 /* test_qmm_tile.c — the bfloat16-x prefill kernel (src/cpu/quantize/
- * qmm_tile.h) against a dequantize-then-dot reference in f64 written here
- * from the format description (MLX's packing: an LSB-first bit stream of
- * codes per row, groups along the row; e2m1, e4m3 and e8m0 decoded from
- * their bit fields): every mode, bit width, group size and scale dtype;
+ * qmm_tile.h) against the dequantize-then-dot reference in f64 of
+ * qmm_ref.h (written from the format description): every mode, bit width, group size and scale dtype;
  * row counts not a multiple of the kernel's 6, column counts not a
  * multiple of its 32 (and below 32), K with a 4-bit tail past a multiple
  * of 32 codes, strided x and out with guarded padding, the pool on and off;
@@ -12,87 +10,9 @@
  * level: below avx512, or on a CPU without AVX-512 BF16, the kernel must
  * decline everything and the op must still be right. */
 #include "matmul/matmul.h"
+#include "qmm_ref.h"
 #include "quantize/qmm_tile.h"
 #include "test_util.h"
-
-/* ---- reference decoding ------------------------------------------------------ */
-
-static uint32_t ref_code(const uint8_t *row, int bits, int64_t i) {
-  uint32_t q = 0;
-  for (int b = 0; b < bits; b++) {
-    int64_t bit = i * bits + b;
-    q |= (uint32_t)((row[bit / 8] >> (bit % 8)) & 1u) << b;
-  }
-  return q;
-}
-
-static double ref_e2m1(uint32_t c) {
-  int s = (c >> 3) & 1, e = (c >> 1) & 3, m = c & 1;
-  double v = e == 0 ? 0.5 * m : ldexp(1.0 + 0.5 * m, e - 1);
-  return s ? -v : v;
-}
-
-static double ref_e4m3(uint32_t c) { /* MLX reads 0x7f / 0xff as +-480 (no NaN) */
-  int s = (c >> 7) & 1, e = (c >> 3) & 15, m = c & 7;
-  double v = e == 0 ? ldexp(m / 8.0, -6) : ldexp(1.0 + m / 8.0, e - 7);
-  return s ? -v : v;
-}
-
-typedef struct qmat {
-  int mode, bits, gs;
-  emlx_dtype sdt;
-  int64_t N, K, groups;
-  uint32_t *w;
-  void *scales, *biases;
-} qmat;
-
-/* W(n, k), dequantized. */
-static double ref_w(const qmat *q, int64_t n, int64_t k) {
-  const uint8_t *row = (const uint8_t *)q->w + n * (q->K * q->bits / 8);
-  uint32_t c = ref_code(row, q->bits, k);
-  int64_t at = n * q->groups + k / q->gs;
-  if (q->mode == EMLX_QMM_AFFINE) {
-    size_t es = tu_dsize(q->sdt);
-    return tu_load((const char *)q->scales + at * (int64_t)es, q->sdt) * c +
-           tu_load((const char *)q->biases + at * (int64_t)es, q->sdt);
-  }
-  uint8_t sc = ((const uint8_t *)q->scales)[at];
-  double s = q->mode == EMLX_QMM_NVFP4 ? ref_e4m3(sc) : ldexp(1.0, (int)sc - 127);
-  return q->mode == EMLX_QMM_MXFP8 ? s * ref_e4m3(c) : s * ref_e2m1(c);
-}
-
-static qmat make_qmat(tu_rng *rng, int mode, int bits, int gs, emlx_dtype sdt, int64_t N,
-                      int64_t K) {
-  qmat q = {mode, bits, gs, sdt, N, K, K / gs, NULL, NULL, NULL};
-  int64_t words = N * K * bits / 32, ns = N * q.groups;
-  q.w = malloc((size_t)words * 4 + 4);
-  for (int64_t i = 0; i < words; i++)
-    q.w[i] = (uint32_t)tu_next(rng);
-  if (mode == EMLX_QMM_AFFINE) {
-    size_t es = tu_dsize(sdt);
-    q.scales = malloc((size_t)ns * es);
-    q.biases = malloc((size_t)ns * es);
-    for (int64_t i = 0; i < ns; i++) {
-      tu_store((char *)q.scales + i * (int64_t)es, sdt, tu_uniform(rng, -0.2, 0.2));
-      tu_store((char *)q.biases + i * (int64_t)es, sdt, tu_uniform(rng, -1.0, 1.0));
-    }
-  } else {
-    uint8_t *s = malloc((size_t)ns);
-    for (int64_t i = 0; i < ns; i++) /* e8m0 2^-8 .. 2^3; e4m3 any finite code */
-      s[i] = mode == EMLX_QMM_NVFP4 ? (uint8_t)tu_randint(rng, 0, 0x7e)
-                                    : (uint8_t)tu_randint(rng, 119, 130);
-    if (mode == EMLX_QMM_NVFP4)
-      s[0] = 0x7f; /* MLX's 480 */
-    q.scales = s;
-  }
-  return q;
-}
-
-static void free_qmat(qmat *q) {
-  free(q->w);
-  free(q->scales);
-  free(q->biases);
-}
 
 static emlx_qmm_desc desc_of(const qmat *q, int64_t ldx, int64_t M, float *out, int64_t ldo,
                              bool threaded) {
@@ -166,7 +86,7 @@ static uint16_t *make_x(tu_rng *rng, int64_t n) {
  * padding guarded). */
 static void run_case(tu_rng *rng, int mode, int bits, int gs, emlx_dtype sdt, int64_t M, int64_t N,
                      int64_t K, bool threaded, bool strided) {
-  qmat q = make_qmat(rng, mode, bits, gs, sdt, N, K);
+  qmat q = make_qmat(rng, mode, bits, gs, true, sdt, N, K);
   int64_t ldx = strided ? K + 5 : K, ldo = strided ? N + 3 : N;
   uint16_t *x = make_x(rng, M * ldx);
   float *out = malloc((size_t)(M * ldo) * sizeof(float));
@@ -227,7 +147,7 @@ static void test_formats(void) {
 /* What the kernel must decline, at every level. */
 static void test_declines(void) {
   tu_rng rng = {77};
-  qmat q = make_qmat(&rng, EMLX_QMM_AFFINE, 4, 32, EMLX_FLOAT32, 40, 64);
+  qmat q = make_qmat(&rng, EMLX_QMM_AFFINE, 4, 32, true, EMLX_FLOAT32, 40, 64);
   int64_t M = 36;
   uint16_t *x = make_x(&rng, M * 64);
   float *out = malloc((size_t)(M * 40) * sizeof(float));
@@ -268,7 +188,7 @@ static void test_op(int mode, int bits, int gs, bool tiny) {
   tu_rng rng = {(uint64_t)(900 + mode * 10 + bits + tiny)};
   int64_t B = 2, M = 40, N = 45, K = 4 * gs;
   emlx_dtype sdt = mode == EMLX_QMM_AFFINE ? EMLX_BFLOAT16 : EMLX_UINT8;
-  qmat q = make_qmat(&rng, mode, bits, gs, sdt, N, K);
+  qmat q = make_qmat(&rng, mode, bits, gs, true, sdt, N, K);
   uint16_t *x = make_x(&rng, B * M * K);
   if (tiny)
     for (int64_t i = M * K; i < B * M * K; i += 7)
