@@ -115,4 +115,26 @@ static void free_qmat(qmat *q) {
   free(q->biases);
 }
 
+/* The kernel descriptor of x (M rows, ldx apart) times q into out. */
+static emlx_qmm_desc desc_of(const qmat *q, const float *x, int64_t ldx, int64_t M, float *out,
+                             int64_t ldo, bool threaded) {
+  emlx_qmm_desc d = {.x = x,
+                     .ldx = ldx,
+                     .M = M,
+                     .N = q->N,
+                     .K = q->K,
+                     .w = q->w,
+                     .scales = q->scales,
+                     .biases = q->biases,
+                     .scale_dtype = q->sdt,
+                     .group_size = q->gs,
+                     .bits = q->bits,
+                     .mode = q->mode,
+                     .transpose = q->transpose,
+                     .out = out,
+                     .ldo = ldo,
+                     .threaded = threaded};
+  return d;
+}
+
 #endif

@@ -10,28 +10,6 @@
 #include "quantize/qmm_fast.h"
 #include "test_util.h"
 
-
-static emlx_qmm_desc desc_of(const qmat *q, const float *x, int64_t ldx, int64_t M, int64_t N,
-                             int64_t K, float *out, int64_t ldo, bool threaded) {
-  emlx_qmm_desc d = {.x = x,
-                     .ldx = ldx,
-                     .M = M,
-                     .N = N,
-                     .K = K,
-                     .w = q->w,
-                     .scales = q->scales,
-                     .biases = q->biases,
-                     .scale_dtype = q->sdt,
-                     .group_size = q->gs,
-                     .bits = q->bits,
-                     .mode = q->mode,
-                     .transpose = q->transpose,
-                     .out = out,
-                     .ldo = ldo,
-                     .threaded = threaded};
-  return d;
-}
-
 /* Whether the kernel may run the integer decode path for q with M rows (the
  * path is on, transpose, M <= 32, any format but mxfp8): it codes x per
  * group of gs elements in 24 bits, off by at most max|x over the group| /
@@ -107,7 +85,7 @@ static void run_case(tu_rng *rng, int mode, int bits, int gs, bool transpose, em
     x[i] = (float)tu_uniform(rng, -1.0, 1.0);
   for (int64_t i = 0; i < M * ldo; i++)
     out[i] = 12345.0f; /* guard: every out element is written, padding is not */
-  emlx_qmm_desc d = desc_of(&q, x, ldx, M, N, K, out, ldo, threaded);
+  emlx_qmm_desc d = desc_of(&q, x, ldx, M, out, ldo, threaded);
   char what[160];
   snprintf(what, sizeof what, "%s b%d g%d %s s%d M%" PRId64 " N%" PRId64 " K%" PRId64 "%s%s",
            mode_name(mode), bits, gs, transpose ? "T" : "N", (int)sdt, M, N, K,
@@ -176,7 +154,7 @@ static void test_rejects(void) {
   tu_rng rng = {7};
   qmat q = make_qmat(&rng, EMLX_QMM_AFFINE, 4, 64, true, EMLX_FLOAT32, 8, 128);
   float x[2 * 128] = {0}, out[2 * 8];
-  emlx_qmm_desc ok = desc_of(&q, x, 128, 2, 8, 128, out, 8, false);
+  emlx_qmm_desc ok = desc_of(&q, x, 128, 2, out, 8, false);
   CHECK(emlx_cpu_qmm_fast(&ok));
   emlx_qmm_desc d;
   d = ok, d.bits = 7;
@@ -255,7 +233,7 @@ static void test_int_dot_outliers(void) {
         ((uint8_t *)q.scales)[r * q.groups] = 0;
       }
     }
-    emlx_qmm_desc d = desc_of(&q, x, K, M, N, K, out, N, false);
+    emlx_qmm_desc d = desc_of(&q, x, K, M, out, N, false);
     char what[64];
     snprintf(what, sizeof what, "int dot outliers %s b%d", mode_name(mode), bits);
     CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
@@ -283,7 +261,7 @@ static void test_int_dot_nonfinite(void) {
       else
         for (int64_t k = 0; k < K; k++)
           x[K + k] *= 1e-36f; /* row 1 tiny: its code scale would be subnormal */
-      emlx_qmm_desc d = desc_of(&q, x, K, M, N, K, out, N, false);
+      emlx_qmm_desc d = desc_of(&q, x, K, M, out, N, false);
       char what[80];
       snprintf(what, sizeof what, "int dot %s x %s", mode_name(mode),
                pass == 0   ? "NaN"
@@ -346,7 +324,7 @@ static void gather_case(tu_rng *rng, int mode, int bits, int gs, bool transpose,
     out[i] = out2[i] = NAN;
   qmat q0 = ex[0];
   q0.w = w, q0.scales = s, q0.biases = mode == EMLX_QMM_AFFINE ? b : NULL;
-  emlx_gqmm_desc g = {.q = desc_of(&q0, x, K, M, N, K, out, N, true),
+  emlx_gqmm_desc g = {.q = desc_of(&q0, x, K, M, out, N, true),
                       .count = count,
                       .lhs = use_lhs ? lhs : NULL,
                       .rhs = use_rhs ? rhs : NULL,
@@ -442,7 +420,7 @@ static void test_mlx(void) {
               fread(want, 4, (size_t)(M * N), f) == (size_t)(M * N);
     CHECK_MSG(rd, "read case %d", c);
     if (rd) {
-      emlx_qmm_desc d = desc_of(&q, x, K, M, N, K, got, N, true);
+      emlx_qmm_desc d = desc_of(&q, x, K, M, got, N, true);
       char what[96];
       snprintf(what, sizeof what, "mlx case %d: %s b%d g%d %s M%" PRId64, c, mode_name(mode), bits,
                gs, tr ? "T" : "N", M);

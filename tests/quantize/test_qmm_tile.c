@@ -14,27 +14,6 @@
 #include "quantize/qmm_tile.h"
 #include "test_util.h"
 
-static emlx_qmm_desc desc_of(const qmat *q, int64_t ldx, int64_t M, float *out, int64_t ldo,
-                             bool threaded) {
-  emlx_qmm_desc d = {.x = NULL,
-                     .ldx = ldx,
-                     .M = M,
-                     .N = q->N,
-                     .K = q->K,
-                     .w = q->w,
-                     .scales = q->scales,
-                     .biases = q->biases,
-                     .scale_dtype = q->sdt,
-                     .group_size = q->gs,
-                     .bits = q->bits,
-                     .mode = q->mode,
-                     .transpose = true,
-                     .out = out,
-                     .ldo = ldo,
-                     .threaded = threaded};
-  return d;
-}
-
 /* got[m][n] (stride ldo) against sum_k x[m][k] W(n, k) in f64, within 1e-5
  * of sum |x||W| (f32 rounding of the sums; a wrong code, scale or bias is
  * off by far more) plus rel * |reference| (the output's own rounding). */
@@ -93,7 +72,7 @@ static void run_case(tu_rng *rng, int mode, int bits, int gs, emlx_dtype sdt, in
   double *got = malloc((size_t)(M * ldo) * sizeof(double));
   for (int64_t i = 0; i < M * ldo; i++)
     out[i] = 12345.0f; /* guard: every out element is written, padding is not */
-  emlx_qmm_desc d = desc_of(&q, ldx, M, out, ldo, threaded);
+  emlx_qmm_desc d = desc_of(&q, NULL, ldx, M, out, ldo, threaded);
   char what[160];
   snprintf(what, sizeof what, "%s b%d g%d s%d M%" PRId64 " N%" PRId64 " K%" PRId64 "%s%s",
            mode_name(mode), bits, gs, (int)sdt, M, N, K, threaded ? " threads" : "",
@@ -151,7 +130,7 @@ static void test_declines(void) {
   int64_t M = 36;
   uint16_t *x = make_x(&rng, M * 64);
   float *out = malloc((size_t)(M * 40) * sizeof(float));
-  emlx_qmm_desc d = desc_of(&q, 64, M, out, 40, false);
+  emlx_qmm_desc d = desc_of(&q, NULL, 64, M, out, 40, false);
   CHECK_MSG(emlx_cpu_qmm_tile(&d, x) == g_active, "plain x: handled iff the kernel is active");
   emlx_qmm_desc e = d;
   e.M = EMLX_QMM_TILE_MIN_M - 1;
