@@ -242,54 +242,59 @@ if Code.ensure_loaded?(Nx) do
       n = elem(shape, rank - 1)
       k = min(m, n)
 
-      if k == 0 or match?({:c, _}, type) do
-        {q, r}
-      else
-        r_shape = EMLX.shape(r)
-        q_shape = EMLX.shape(q)
-        batch = r_shape |> Tuple.to_list() |> Enum.take(rank - 2)
-        top = slice_last2(r, r_shape, k, k)
+      case type do
+        {:c, _} ->
+          {q, r}
 
-        diagonal =
-          top |> EMLX.multiply(EMLX.eye(k, k, type, device)) |> EMLX.sum([rank - 1], false)
+        _ when k == 0 ->
+          {q, r}
 
-        one = EMLX.scalar_tensor(1, type, device)
-        minus_one = EMLX.scalar_tensor(-1, type, device)
-        zero = EMLX.scalar_tensor(0, type, device)
-        signs = EMLX.where(EMLX.less(diagonal, zero), minus_one, one)
-        # A column that neither algorithm reflected keeps its sign. LAPACK
-        # left columns 0..i alone exactly when Q's columns 0..i are e_0..e_i
-        # (H_i e_i = e_i - tau v, v_i = 1, differs from e_i when tau != 0),
-        # and there Nx's subcolumn is zero too.
-        unit =
-          q
-          |> slice_last2(q_shape, m, k)
-          |> EMLX.equal(EMLX.eye(m, k, type, device))
-          |> EMLX.all([rank - 2], false)
+        _ ->
+          r_shape = EMLX.shape(r)
+          q_shape = EMLX.shape(q)
+          batch = r_shape |> Tuple.to_list() |> Enum.take(rank - 2)
+          top = slice_last2(r, r_shape, k, k)
 
-        signs = EMLX.where(unit, one, signs)
+          diagonal =
+            top |> EMLX.multiply(EMLX.eye(k, k, type, device)) |> EMLX.sum([rank - 1], false)
 
-        signs =
-          cond do
-            m > n ->
-              signs
+          one = EMLX.scalar_tensor(1, type, device)
+          minus_one = EMLX.scalar_tensor(-1, type, device)
+          zero = EMLX.scalar_tensor(0, type, device)
+          signs = EMLX.where(EMLX.less(diagonal, zero), minus_one, one)
+          # A column that neither algorithm reflected keeps its sign. LAPACK
+          # left columns 0..i alone exactly when Q's columns 0..i are e_0..e_i
+          # (H_i e_i = e_i - tau v, v_i = 1, differs from e_i when tau != 0),
+          # and there Nx's subcolumn is zero too.
+          unit =
+            q
+            |> slice_last2(q_shape, m, k)
+            |> EMLX.equal(EMLX.eye(m, k, type, device))
+            |> EMLX.all([rank - 2], false)
 
-            k == 1 ->
-              EMLX.full(1, List.to_tuple(batch ++ [1]), type, device)
+          signs = EMLX.where(unit, one, signs)
 
-            true ->
-              reflected = slice_axis(signs, EMLX.shape(signs), rank - 2, 0, k - 1)
-              last = EMLX.product(reflected, [rank - 2], true)
-              EMLX.concatenate([reflected, last], rank - 2)
-          end
+          signs =
+            cond do
+              m > n ->
+                signs
 
-        r_rows = elem(r_shape, rank - 2)
-        q_cols = elem(q_shape, rank - 1)
-        row_signs = signs |> pad_ones(rank - 2, r_rows - k, one)
-        col_signs = signs |> pad_ones(rank - 2, q_cols - k, one)
-        row_signs = EMLX.reshape(row_signs, List.to_tuple(batch ++ [r_rows, 1]))
-        col_signs = EMLX.reshape(col_signs, List.to_tuple(batch ++ [1, q_cols]))
-        {EMLX.multiply(q, col_signs), EMLX.multiply(r, row_signs)}
+              k == 1 ->
+                EMLX.full(1, List.to_tuple(batch ++ [1]), type, device)
+
+              true ->
+                reflected = slice_axis(signs, EMLX.shape(signs), rank - 2, 0, k - 1)
+                last = EMLX.product(reflected, [rank - 2], true)
+                EMLX.concatenate([reflected, last], rank - 2)
+            end
+
+          r_rows = elem(r_shape, rank - 2)
+          q_cols = elem(q_shape, rank - 1)
+          row_signs = signs |> pad_ones(rank - 2, r_rows - k, one)
+          col_signs = signs |> pad_ones(rank - 2, q_cols - k, one)
+          row_signs = EMLX.reshape(row_signs, List.to_tuple(batch ++ [r_rows, 1]))
+          col_signs = EMLX.reshape(col_signs, List.to_tuple(batch ++ [1, q_cols]))
+          {EMLX.multiply(q, col_signs), EMLX.multiply(r, row_signs)}
       end
     end
 
