@@ -20,15 +20,7 @@ static emlx_array *scalar_leaf(const emlx_full_params *p, emlx_dtype dtype, emlx
                                const char *op) {
   if (!emlx_dtype_is_valid(dtype)) return EMLX_FAIL_NULL("%s: invalid dtype %d", op, (int)dtype);
   if (emlx__check_device(dev, op) != 0) return NULL;
-  emlx_array *a = emlx__array_alloc(dtype, NULL, 0, dev);
-  if (!a) return NULL;
-  if (emlx__array_alloc_data(a) != 0) {
-    emlx_release(a);
-    return NULL;
-  }
-  memcpy(a->buffer->ptr, p->value, emlx_dtype_size(dtype));
-  atomic_store_explicit(&a->status, EMLX_STATUS_READY, memory_order_release);
-  return a;
+  return emlx_from_blob(p->value, dtype, NULL, 0, dev);
 }
 
 emlx_array *emlx_full(const int64_t *shape, int ndim, double value, emlx_dtype dtype,
