@@ -124,12 +124,47 @@ defmodule EMLX.TestHelpers do
     |> List.to_tuple()
   end
 
-  @doc "Garbage-collects every process, then waits for in-flight jobs to finish."
+  @doc """
+  Waits for the processes of finished tests to exit, garbage-collects every
+  process, then waits for in-flight jobs to finish.
+  """
   def collect_garbage do
+    await_finished_tests()
     for pid <- Process.list(), do: :erlang.garbage_collect(pid)
     wait_until(fn -> match?({:ok, %{jobs: 0}}, EMLX.NIF.nif_stats()) end)
     for pid <- Process.list(), do: :erlang.garbage_collect(pid)
     :ok
+  end
+
+  # ExUnit starts the next test once the last one has sent its result, not
+  # once its process has exited (ExUnit.Runner.receive_test_reply/4), so the
+  # tensors that process still holds are freed a moment into the next test,
+  # or later on a busy machine. Such a process is the one whose stack holds
+  # nothing but the runner's test fun: it has sent its result and is about to
+  # exit(:shutdown). A running test (an async one) has the test's frames
+  # above it and is left alone.
+  defp await_finished_tests do
+    for pid <- Process.list(), pid != self(), finished_test?(pid) do
+      ref = Process.monitor(pid)
+
+      receive do
+        {:DOWN, ^ref, _, _, _} -> :ok
+      after
+        5_000 -> Process.demonitor(ref, [:flush])
+      end
+    end
+
+    :ok
+  end
+
+  defp finished_test?(pid) do
+    case Process.info(pid, :current_stacktrace) do
+      {:current_stacktrace, [{ExUnit.Runner, fun, _, _}]} ->
+        String.starts_with?(Atom.to_string(fun), "-spawn_test_monitor/")
+
+      _ ->
+        false
+    end
   end
 
   @doc """
