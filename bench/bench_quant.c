@@ -18,7 +18,9 @@
  * [gbps=..] [gflops=..] [bw_frac=..]", read by bench/quant_peers.py, which
  * runs MLX and ggml on the same shapes in the same run.
  *
- * Usage: emlx_bench_bench_quant [--reps K] [--threads N] [--case NAME]... */
+ * Usage: emlx_bench_bench_quant [--reps K] [--threads N] [--no-int-dot] [--case NAME]...
+ * --no-int-dot: the integer decode path off (emlx_cpu_qmm_fast_int_dot), so
+ * the f32 decode path's figures can be read next to it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -281,17 +283,37 @@ typedef struct rot {
   emlx_qmm_desc d[COPIES];
   int next;
   const uint16_t *xb; /* bf16 x for the tile kernel, or NULL */
+  float *xw;          /* bf16 x widened, where the tile kernel declines (as qmm.c does) */
+  bool widened;       /* a call took the widening path */
 } rot;
 
+/* bf16 x: the tile kernel, or where it declines (no AVX-512 BF16), what
+ * the op then does (src/cpu/quantize/qmm.c): x widened to f32 in every
+ * call, then the f32 kernels. */
 static bool run_qmm(void *ctx) {
   rot *r = ctx;
-  bool ok = r->xb ? emlx_cpu_qmm_tile(&r->d[r->next], r->xb) : emlx_cpu_qmm_fast(&r->d[r->next]);
+  emlx_qmm_desc *d = &r->d[r->next];
+  bool ok;
+  if (!r->xb) {
+    ok = emlx_cpu_qmm_fast(d);
+  } else if (emlx_cpu_qmm_tile(d, r->xb)) {
+    ok = true;
+  } else {
+    for (int64_t i = 0; i < d->M * d->K; i++) {
+      uint32_t u = (uint32_t)r->xb[i] << 16;
+      memcpy(&r->xw[i], &u, 4);
+    }
+    emlx_qmm_desc dw = *d;
+    dw.x = r->xw;
+    ok = emlx_cpu_qmm_fast(&dw);
+    r->widened = true;
+  }
   r->next = (r->next + 1) % COPIES;
   return ok;
 }
 
 static rot make_rot(const qbuf *q, const float *x, int64_t M, float *out) {
-  rot r = {.next = 0, .xb = NULL};
+  rot r = {.next = 0, .xb = NULL, .xw = NULL, .widened = false};
   int64_t wpc = q->N * q->K * q->bits / 32, spc = q->N * (q->K / q->gs);
   size_t es = q->sdt == EMLX_UINT8 ? 1 : q->sdt == EMLX_FLOAT16 ? 2 : 4;
   for (int c = 0; c < COPIES; c++) {
@@ -346,10 +368,13 @@ int main(int argc, char **argv) {
       reps_opt = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
       emlx_set_num_threads(atoi(argv[++i]));
+    else if (!strcmp(argv[i], "--no-int-dot"))
+      emlx_cpu_qmm_fast_int_dot(false);
     else if (!strcmp(argv[i], "--case") && i + 1 < argc && nsel < 32)
       sel[nsel++] = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--reps K] [--threads N] [--case NAME]...\n", argv[0]);
+      fprintf(stderr, "usage: %s [--reps K] [--threads N] [--no-int-dot] [--case NAME]...\n",
+              argv[0]);
       return 2;
     }
   }
@@ -439,7 +464,12 @@ int main(int argc, char **argv) {
     if (!extra && selected(nbf)) {
       rot r = make_rot(&q, x, 512, out);
       r.xb = xb;
+      r.xw = aligned_alloc(64, (size_t)(512 * K) * 4);
       timeit(nbf, run_qmm, &r, reps_opt ? reps_opt : 5, 0, 2.0 * 512 * N * K, 0);
+      printf("# %s: %s\n", nbf,
+             r.widened ? "x widened to f32, then the f32 kernels (no AVX-512 BF16 here)"
+                       : "the bf16 tile kernel");
+      free(r.xw);
     }
     free(q.w), free(q.scales), free(q.biases);
   }

@@ -150,6 +150,16 @@ static void test_threads(void) {
   }
 }
 
+/* The f32 decode path (transpose) in blocks of W rows: more rows than one
+ * block (AVX2: 128 KB of packed rows), a partial last block, x rows in
+ * blocks of 4 and a tail, on one thread (so one range holds every block). */
+static void test_decode_blocks(void) {
+  tu_rng rng = {1288};
+  run_case(&rng, EMLX_QMM_AFFINE, 8, 64, true, EMLX_FLOAT16, 6, 601, 512, false, false);
+  run_case(&rng, EMLX_QMM_MXFP8, 8, 32, true, EMLX_UINT8, 7, 300, 1024, false, true);
+  run_case(&rng, EMLX_QMM_AFFINE, 4, 64, true, EMLX_FLOAT32, 5, 2100, 256, false, false);
+}
+
 static void test_rejects(void) {
   tu_rng rng = {7};
   qmat q = make_qmat(&rng, EMLX_QMM_AFFINE, 4, 64, true, EMLX_FLOAT32, 8, 128);
@@ -441,6 +451,7 @@ int main(void) {
   test_rejects();
   test_formats();
   test_threads();
+  test_decode_blocks();
   test_int_dot();
   test_int_dot_outliers();
   test_int_dot_nonfinite();
@@ -452,6 +463,7 @@ int main(void) {
   test_formats();
   test_threads();
   test_int_dot();
+  test_decode_blocks();
   test_gather();
   emlx_cpu_qmm_fast_int_dot(true);
   return tu_finish();

@@ -13,8 +13,7 @@
 #include "isa.h"
 #include "qmm_fast.h"
 
-/* M up to this takes the decode path; above, the prefill path. */
-#define QMM_DECODE_MAX_M 8
+#define QMM_DECODE_MAX_M EMLX_QMM_DECODE_MAX_M
 /* M up to this takes the integer decode path where it applies (it streams
  * W once per 32 rows of x and unpacks nothing into memory; the prefill
  * path's unpacking pays only over many rows). */

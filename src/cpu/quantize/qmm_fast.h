@@ -20,14 +20,16 @@
  * of x. Nothing dequantized is written to memory beyond those panels.
  * Integer decode path (transpose, M <= 32, every format but mxfp8; AVX-512
  * with VNNI + VBMI, or AVX2 for 4-bit codes and, split into nibbles, affine
- * 8-bit codes): x is coded per group of gs elements in 24 bits (x ~ xsc * c,
+ * 8-bit codes; AVX2 takes 4-bit codes for M < 4, 8-bit codes for M = 1,
+ * both for M > 8, the f32 decode path being faster between): x is coded per group of gs elements in 24 bits (x ~ xsc * c,
  * |c| <= 8355711, xsc = max|x| / 8355711) and the codes' dot products with
  * x's three int8 parts are exact int32 sums, scaled into f32 per group; a
  * code is off x by at most max|x over its group| / 16711422 (about f32's
  * rounding of it), so results stay within the f32 tolerances below. x with
  * NaN, Inf or groups below 2^-100 takes the f32 path. W streams with
  * software prefetch (one row at a time for one x row or 8-bit codes), 128 KB
- * blocks of rows in L2 while blocks of 4 x rows run over them.
+ * blocks of rows in L2 while blocks of 4 x rows run over them (the f32
+ * decode path on AVX2 likewise).
  * Accumulation is f32; results agree with an f64 dequantize-then-matmul to
  * f32 rounding of the sums (not bit-exact with MLX, whose order differs).
  * The contract with the op side: /work/notes/15_contract.md (issue 15). */
@@ -60,6 +62,10 @@ typedef struct emlx_qmm_desc {
   int64_t ldo;   /* row stride of out (>= N) */
   bool threaded; /* may use the engine's pool */
 } emlx_qmm_desc;
+
+/* M up to this takes the decode paths; above, the prefill path (or, up to
+ * 32 rows, the integer decode path where it applies). */
+#define EMLX_QMM_DECODE_MAX_M 8
 
 /* true: out written. false: this combination is not handled here (the
  * caller runs its reference kernel); no error is set. M, N, K >= 1. */

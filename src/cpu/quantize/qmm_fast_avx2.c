@@ -14,6 +14,8 @@
 #define QF_MB 4
 #define QF_NR_OF(mb) ((mb) == 4 ? 1 : 2)
 #define QF_F4_SMUL 0.5f
+#define QF_GACC 2 /* two FMA chains per row pair (5-cycle latency, 2 a cycle) */
+#define QF_WBLOCK (128 * 1024)
 #define QF_NAME emlx_qmm_isa_avx2
 #define QF_NAME_STR "avx2"
 
@@ -82,6 +84,14 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 #define QI_VB 32
 #define QI_A8 2 /* in nibbles: 255 * 128 * 2 would saturate vpmaddubsw */
 #define QI_AB 0
+/* Rows of x the integer path takes: vpmaddubsw and vpmaddwd share one pipe
+ * on the AVX2 parts measured (AMD EPYC, Zen 2 class), so from 2 x rows
+ * (8-bit codes, 6 products per 32 codes) or 4 (4-bit codes) up to the
+ * decode path's 8 the f32 decode path, which decodes each chunk once for
+ * all the rows, is faster (thread CPU time, bench/README.md); past 8 rows
+ * its alternative is the prefill path's unpacking, and the integer path
+ * keeps them. */
+#define QI_TAKES_M(kind, M) ((M) < ((kind) == EMLX_QK_IA8 ? 2 : 4) || (M) > EMLX_QMM_DECODE_MAX_M)
 static int qi_ab_ok(void) { return 0; }
 static inline __m256i qi_unpack_bits(__m256i v, __m256i perm, __m256i shift) {
   (void)perm, (void)shift;

@@ -26,10 +26,16 @@
  * sh): lanes (off + 4 * lane) >> sh, qi_perm(idx, v): lanes v[idx],
  * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127);
  * qi_f16(h), qi_bf16(h): QI_VB / 4 f16 / bf16 values to f32 (QI_VB / 4 == QF_VL);
+ * QI_TAKES_M(kind, M) (optional, default 1): whether the path takes M rows
+ * of x for that kind (0: the f32 decode path or the prefill path runs);
  * QI_AB (1: affine 2, 3, 5, 6-bit codes too, where qi_ab_ok()), with
  * qi_unpack_bits(v, perm, shift): byte j = 8 bits of qword j / 8 of the
  * bytes of v picked by perm, from bit shift[j];
- * optionally QF_TR, the unit's emlx_qmm_isa.tr.
+ * optionally QF_TR, the unit's emlx_qmm_isa.tr; QF_GACC (default 1), the
+ * independent sums the f32 decode path (transpose) keeps per weight row and
+ * x row within a group, taken in turn over the parts and chunks (more of
+ * them hide the FMA latency); QF_WBLOCK (default 0: none), bytes of W rows
+ * per block of that path, which every block of x rows then reads from L2.
  * A chunk is QF_VL bytes of a packed row: QF_VL * ppb codes (ppb codes per
  * byte); the decode path keeps x permuted to the lane order of a chunk
  * (code v of the chunk sits at (v % ppb) * QF_VL + v / ppb). */
@@ -41,6 +47,9 @@
 #define QF_PPB(kind)                                                                               \
   ((kind) == EMLX_QK_A4 || (kind) == EMLX_QK_F4 ? 2 : (kind) == EMLX_QK_A2 ? 4 : 1)
 #define QF_INLINE static inline __attribute__((always_inline))
+#ifndef QF_GACC
+#define QF_GACC 1 /* decode path, transpose: sums per group and pair of rows */
+#endif
 #define QF_GB 32 /* groups of scales loaded at a time */
 
 static int qf_pick(emlx_qmm_prob *p) {
@@ -131,10 +140,13 @@ QF_INLINE void qf_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const 
       }
     }
     for (int64_t g = 0; g < ng; g++) {
-      vf gacc[4][4];
+      /* QF_GACC sums per (weight row, x row) in turn over the chunk's parts
+       * and chunks: independent FMA chains, joined at the group's end */
+      vf gacc[4][4][QF_GACC];
       for (int r = 0; r < NR; r++)
         for (int i = 0; i < MB; i++)
-          gacc[r][i] = qf_zero();
+          for (int a = 0; a < QF_GACC; a++)
+            gacc[r][i][a] = qf_zero();
       const int64_t off = (g0 + g) * gbytes, xoff = (g0 + g) * gs;
       for (int64_t c = 0; c < cg; c++) {
         vf wv[4][4];
@@ -143,14 +155,19 @@ QF_INLINE void qf_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const 
         for (int i = 0; i < MB; i++)
           for (int s = 0; s < ppb; s++) {
             vf xv = qf_load(xq[i] + xoff + c * CV + s * QF_VL);
+            const int a = (int)((c * ppb + s) % QF_GACC);
             for (int r = 0; r < NR; r++)
-              gacc[r][i] = qf_fma(wv[r][s], xv, gacc[r][i]);
+              gacc[r][i][a] = qf_fma(wv[r][s], xv, gacc[r][i][a]);
           }
       }
       for (int r = 0; r < NR; r++) {
         vf s = qf_set1(sc[r][g]);
-        for (int i = 0; i < MB; i++)
-          acc[r][i] = qf_fma(s, gacc[r][i], acc[r][i]);
+        for (int i = 0; i < MB; i++) {
+          vf t = gacc[r][i][0];
+          for (int a = 1; a < QF_GACC; a++)
+            t = qf_add(t, gacc[r][i][a]);
+          acc[r][i] = qf_fma(s, t, acc[r][i]);
+        }
       }
     }
   }
@@ -197,6 +214,10 @@ QF_DT_KIND(EMLX_QK_A8)
 QF_DT_KIND(EMLX_QK_F8)
 QF_DT_KIND(EMLX_QK_A2)
 
+#ifndef QF_WBLOCK
+#define QF_WBLOCK 0 /* bytes of W rows per block of the decode path; 0: none */
+#endif
+
 static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
   void (*blk)(const emlx_qmm_prob *, int64_t, int64_t, int, int) =
       p->kind == EMLX_QK_A4   ? qf_dt_EMLX_QK_A4
@@ -204,16 +225,23 @@ static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
       : p->kind == EMLX_QK_A8 ? qf_dt_EMLX_QK_A8
       : p->kind == EMLX_QK_F8 ? qf_dt_EMLX_QK_F8
                               : qf_dt_EMLX_QK_A2;
-  for (int64_t m0 = 0; m0 < p->M;) {
-    int64_t left = p->M - m0;
-    int mb = left >= 4 && QF_MB >= 4 ? 4 : left >= 2 && QF_MB >= 2 ? 2 : 1;
-    int nrb = QF_NR_OF(mb);
-    for (int64_t n = n0; n < n1;) {
-      int nr = n1 - n >= nrb ? nrb : 1;
-      blk(p, n, m0, nr, mb);
-      n += nr;
+  /* blocks of W rows of QF_WBLOCK bytes, which stay in L2 while every block
+   * of x rows runs over them: W streams from memory once for all M rows */
+  int64_t nb = QF_WBLOCK ? QF_WBLOCK / p->row_bytes : n1 - n0;
+  nb = nb < 4 ? 4 : nb;
+  for (int64_t b0 = n0; b0 < n1; b0 += nb) {
+    const int64_t b1 = n1 - b0 < nb ? n1 : b0 + nb;
+    for (int64_t m0 = 0; m0 < p->M;) {
+      int64_t left = p->M - m0;
+      int mb = left >= 4 && QF_MB >= 4 ? 4 : left >= 2 && QF_MB >= 2 ? 2 : 1;
+      int nrb = QF_NR_OF(mb);
+      for (int64_t n = b0; n < b1;) {
+        int nr = b1 - n >= nrb ? nrb : 1;
+        blk(p, n, m0, nr, mb);
+        n += nr;
+      }
+      m0 += mb;
     }
-    m0 += mb;
   }
 }
 
@@ -233,10 +261,11 @@ static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
 #define QI_GC 128         /* groups of scales converted to f32 at a time */
 #define QI_PF_BYTES 16384 /* software prefetch distance (the packed rows ahead) */
 
-static int qi_pick(emlx_qmm_prob *p) {
-  p->smul = 1.0f;
-  if (!qi_ok() || !p->transpose)
-    return EMLX_QK_GENERIC;
+#ifndef QI_TAKES_M
+#define QI_TAKES_M(kind, M) 1 /* every M the driver offers */
+#endif
+
+static int qi_kind(emlx_qmm_prob *p) {
   if (p->mode == EMLX_QMM_AFFINE && p->bits == 4)
     return EMLX_QK_IA4;
   if (p->mode == EMLX_QMM_AFFINE && p->bits == 8 && QI_A8)
@@ -249,6 +278,18 @@ static int qi_pick(emlx_qmm_prob *p) {
     return EMLX_QK_IF4;
   }
   return EMLX_QK_GENERIC;
+}
+
+static int qi_pick(emlx_qmm_prob *p) {
+  p->smul = 1.0f;
+  if (!qi_ok() || !p->transpose)
+    return EMLX_QK_GENERIC;
+  int kind = qi_kind(p);
+  if (kind != EMLX_QK_GENERIC && !QI_TAKES_M(kind, p->M))
+    kind = EMLX_QK_GENERIC; /* the f32 decode path is faster for these rows */
+  if (kind == EMLX_QK_GENERIC)
+    p->smul = 1.0f;
+  return kind;
 }
 
 /* QI_VL scales or biases from element at of an f32, f16 or bf16 array, to f32 */
