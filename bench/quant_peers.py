@@ -140,7 +140,8 @@ def spread(vals):
 
 PREFILL = ("qmm_affine4_g64_m512", "qmm_affine8_g64_m512", "qmm_mxfp4_m512",
            "qmm_affine4_g64_m512_bf16", "qmm_affine8_g64_m512_bf16", "qmm_mxfp4_m512_bf16")
-DECODE = ("qmm_affine4_g64_m1", "qmm_affine8_g64_m1", "qmm_mxfp4_m1",
+DECODE = ("qmm_affine4_g64_m1", "qmm_affine8_g64_m1", "qmm_mxfp4_m1", "qmm_affine8_g64_f16s_m1",
+          "qmm_affine4_g64_m8", "qmm_affine8_g64_m8", "qmm_mxfp4_m8",
           "gather_8x2048_top2_t64", "separate_8x2048_top2_t64")
 
 
@@ -191,6 +192,8 @@ def main():
         if len(vs) > 1 and "median_ms" in vs[0]:
             med, lo, hi = spread([v["median_ms"] for v in vs])
             e[name].update(median_ms=med, min_ms=lo, max_ms=hi)
+            if "bw_frac" in vs[0]:
+                e[name]["bw_frac"] = statistics.median(v["bw_frac"] for v in vs)
     gg = {}
     for name in gnames:
         vs = [rg[name] for rg in rounds_g if name in rg]
