@@ -14,7 +14,7 @@
 #define QF_MB 4
 #define QF_NR_OF(mb) ((mb) == 4 ? 1 : 2)
 #define QF_F4_SMUL 0.5f
-#define QF_GACC 2 /* two FMA chains per row pair (5-cycle latency, 2 a cycle) */
+#define QF_GACC 2 /* two FMA chains per row pair (latency 5, 2 a cycle); within noise on Zen 2 */
 #define QF_WBLOCK (128 * 1024)
 #define QF_NAME emlx_qmm_isa_avx2
 #define QF_NAME_STR "avx2"
@@ -88,7 +88,8 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
  * on the AVX2 parts measured (AMD EPYC, Zen 2 class), so from 2 x rows
  * (8-bit codes, 6 products per 32 codes) or 4 (4-bit codes) up to the
  * decode path's 8 the f32 decode path, which decodes each chunk once for
- * all the rows, is faster (thread CPU time, bench/README.md); past 8 rows
+ * all the rows, is faster (thread CPU time of one thread, M = 1 .. 8, and
+ * bench_quant --no-int-dot at M = 1 and 8); past 8 rows
  * its alternative is the prefill path's unpacking, and the integer path
  * keeps them. */
 #define QI_TAKES_M(kind, M) ((M) < ((kind) == EMLX_QK_IA8 ? 2 : 4) || (M) > EMLX_QMM_DECODE_MAX_M)
