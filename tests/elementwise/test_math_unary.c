@@ -489,8 +489,8 @@ static void test_large(void) {
     mt_un_fn fn;
     mt_ref1 ref;
     double ulp;
-  } cs[2] = {{emlx_tanh, r_tanh, 2}, {emlx_sigmoid, r_sigmoid, 3}};
-  for (int k = 0; k < 2; k++) {
+  } cs[3] = {{emlx_tanh, r_tanh, 2}, {emlx_sigmoid, r_sigmoid, 3}, {emlx_erf, r_erf, 2}};
+  for (int k = 0; k < 3; k++) {
     emlx_array *o = cs[k].fn(a);
     int64_t bad = 0;
     if (CHECK(o && emlx_to_blob(o, got, (size_t)n * sizeof *got) == 0))

@@ -135,7 +135,11 @@ MB_UN_FLOAT(u_tanh, mf_tanh_tile_f32, mv_tanh_f64)
 MB_UN_FLOAT(u_asinh, t_asinh_f32, t_asinh_f64)
 MB_UN_FLOAT(u_acosh, t_acosh_f32, t_acosh_f64)
 MB_UN_FLOAT(u_atanh, mv_atanh_f32, mv_atanh_f64)
+#ifdef MV_HAS_ERF_F32
+MB_UN_FLOAT(u_erf, mv_erf_fast_f32, mv_erf_f64)
+#else
 MB_UN_FLOAT(u_erf, mv_erf_f32, mv_erf_f64)
+#endif
 MB_UN_FLOAT(u_erfinv, t_erfinv_f32, mf_erfinv_tile_f64)
 MB_UN_FLOAT(u_erfc, mv_erfc_f32, mv_erfc_f64)
 #ifdef MV_HAS_SIGMOID_F32
