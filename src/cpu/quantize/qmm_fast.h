@@ -21,8 +21,9 @@
  * Integer decode path (transpose, M <= 32, every format but mxfp8; AVX-512
  * with VNNI + VBMI, or AVX2 for 4-bit codes and, split into nibbles, affine
  * 8-bit codes; AVX2 takes 4-bit codes for M < 4, 8-bit codes for M = 1,
- * both for M > 8, the f32 decode path being faster between): x is coded per group of gs elements in 24 bits (x ~ xsc * c,
- * |c| <= 8355711, xsc = max|x| / 8355711) and the codes' dot products with
+ * both for M > 8, the f32 decode path being faster between): x is coded
+ * per group of gs elements in 24 bits (x ~ xsc * c, |c| <= 8355711,
+ * xsc = max|x| / 8355711) and the codes' dot products with
  * x's three int8 parts are exact int32 sums, scaled into f32 per group; a
  * code is off x by at most max|x over its group| / 16711422 (about f32's
  * rounding of it), so results stay within the f32 tolerances below. x with
