@@ -115,6 +115,26 @@ static void free_qmat(qmat *q) {
   free(q->biases);
 }
 
+/* An M x ldo output filled with a guard value, and the check that a kernel
+ * writing M x N of it left the padding columns N .. ldo - 1 untouched (the
+ * reference comparison sees the written part). */
+#define QMM_OUT_GUARD 12345.0f
+static float *guarded_out(int64_t M, int64_t ldo) {
+  float *out = malloc((size_t)(M * ldo) * sizeof(float));
+  for (int64_t i = 0; out && i < M * ldo; i++)
+    out[i] = QMM_OUT_GUARD;
+  return out;
+}
+
+static void check_out_padding(const float *out, int64_t M, int64_t N, int64_t ldo,
+                              const char *what) {
+  bool pad_ok = true;
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = N; n < ldo; n++)
+      pad_ok &= out[m * ldo + n] == QMM_OUT_GUARD;
+  CHECK_MSG(pad_ok, "%s: out padding untouched", what);
+}
+
 /* The kernel descriptor of x (M rows, ldx apart) times q into out. */
 static emlx_qmm_desc desc_of(const qmat *q, const float *x, int64_t ldx, int64_t M, float *out,
                              int64_t ldo, bool threaded) {

@@ -1,14 +1,12 @@
 /* test_qmm_tile.c — the bfloat16-x prefill kernel (src/cpu/quantize/
  * qmm_tile.h) against the dequantize-then-dot reference in f64 of
- * qmm_ref.h (written from the format description): every mode, bit width, group size and scale dtype;
- * row counts not a multiple of the kernel's 6, column counts not a
- * multiple of its 32 (and below 32), K with a 4-bit tail past a multiple
- * of 32 codes, strided x and out with guarded padding, the pool on and off;
- * what it must decline (non-finite or tiny x, too few rows, !transpose, a
- * bad format); and quantized_matmul itself with a bfloat16 x, a batch
- * whose second matrix the kernel declines included. Run at every ISA
- * level: below avx512, or on a CPU without AVX-512 BF16, the kernel must
- * decline everything and the op must still be right. */
+ * qmm_ref.h (written from the format description): every mode, bit width, group size and scale
+ * dtype; row counts not a multiple of the kernel's 6, column counts not a multiple of its 32 (and
+ * below 32), K with a 4-bit tail past a multiple of 32 codes, strided x and out with guarded
+ * padding, the pool on and off; what it must decline (non-finite or tiny x, too few rows,
+ * !transpose, a bad format); and quantized_matmul itself with a bfloat16 x, a batch whose second
+ * matrix the kernel declines included. Run at every ISA level: below avx512, or on a CPU without
+ * AVX-512 BF16, the kernel must decline everything and the op must still be right. */
 #include "matmul/matmul.h"
 #include "qmm_ref.h"
 #include "quantize/qmm_tile.h"
@@ -68,10 +66,8 @@ static void run_case(tu_rng *rng, int mode, int bits, int gs, emlx_dtype sdt, in
   qmat q = make_qmat(rng, mode, bits, gs, true, sdt, N, K);
   int64_t ldx = strided ? K + 5 : K, ldo = strided ? N + 3 : N;
   uint16_t *x = make_x(rng, M * ldx);
-  float *out = malloc((size_t)(M * ldo) * sizeof(float));
+  float *out = guarded_out(M, ldo);
   double *got = malloc((size_t)(M * ldo) * sizeof(double));
-  for (int64_t i = 0; i < M * ldo; i++)
-    out[i] = 12345.0f; /* guard: every out element is written, padding is not */
   emlx_qmm_desc d = desc_of(&q, NULL, ldx, M, out, ldo, threaded);
   char what[160];
   snprintf(what, sizeof what, "%s b%d g%d s%d M%" PRId64 " N%" PRId64 " K%" PRId64 "%s%s",
@@ -83,11 +79,7 @@ static void run_case(tu_rng *rng, int mode, int bits, int gs, emlx_dtype sdt, in
     for (int64_t i = 0; i < M * ldo; i++)
       got[i] = out[i];
     check_out(&q, x, ldx, got, ldo, M, 0.0, what);
-    bool pad_ok = true;
-    for (int64_t m = 0; m < M; m++)
-      for (int64_t n = N; n < ldo; n++)
-        pad_ok &= out[m * ldo + n] == 12345.0f;
-    CHECK_MSG(pad_ok, "%s: out padding untouched", what);
+    check_out_padding(out, M, N, ldo, what);
   }
   free(x);
   free(out);
