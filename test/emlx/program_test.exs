@@ -6,7 +6,7 @@ defmodule EMLX.ProgramTest do
   # the engine. That a cond runs only its chosen branch is shown by a branch
   # whose run fails (it sorts 2^34 elements: 64 GiB, past any memory limit
   # of this machine): the program succeeds whenever the other branch is
-  # chosen. The contract is /work/notes/13_contract.md's (also c_src/nif_program.c).
+  # chosen. The spec's format is documented in c_src/nif_program.c.
   use ExUnit.Case, async: true
 
   import EMLX.TestHelpers

@@ -5,7 +5,7 @@
  * quantize / dequantize (quantize.c) and the reference quantized matmul and
  * gather_qmm (qmm.c), which first offer each matrix to the fast SIMD kernels
  * of qmm_fast*.c through emlx_cpu_qmm_fast() / emlx_cpu_gather_qmm_fast()
- * (contract: /work/notes/15_contract.md, descriptor in qmm_fast.h).
+ * (contract and descriptor in qmm_fast.h).
  * Constructors: src/ops/quantize/; tests: tests/quantize/. */
 #ifndef EMLX_CPU_KERNELS_QUANTIZE_H
 #define EMLX_CPU_KERNELS_QUANTIZE_H

@@ -6,7 +6,7 @@
  * arrays, checked against their bounds). x is read as float32 rows (a
  * float16 / bfloat16 x is converted once). Each product is first offered to
  * the fast SIMD kernels (emlx_cpu_qmm_fast / emlx_cpu_gather_qmm_fast of
- * qmm_fast*.c, contract in /work/notes/15_contract.md); what they decline
+ * qmm_fast*.c, contract in qmm_fast.h); what they decline
  * runs here: tiles of W are dequantized into a small block in scratch (never
  * the whole matrix) and reused across every row of x, one task per (matrix,
  * tile of N) on the pool, accumulating in float32. A bfloat16 x of

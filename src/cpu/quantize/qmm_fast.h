@@ -33,7 +33,8 @@
  * decode path on AVX2 likewise).
  * Accumulation is f32; results agree with an f64 dequantize-then-matmul to
  * f32 rounding of the sums (not bit-exact with MLX, whose order differs).
- * The contract with the op side: /work/notes/15_contract.md (issue 15). */
+ * This comment and the declarations below are the contract with the op side
+ * (qmm.c). */
 #ifndef EMLX_CPU_QMM_FAST_H
 #define EMLX_CPU_QMM_FAST_H
 
