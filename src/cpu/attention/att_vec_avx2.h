@@ -8,7 +8,11 @@
 #include "simd/vec_avx2.h"
 
 #define AV_W 8
-#define AV_NV 2 /* 4 rows x 2 vectors: 8 accumulators of the 16 registers */
+#define AV_NV 2
+/* 6 rows x 2 vectors: 12 accumulators of the 16 registers (4 x 2 leaves 8
+ * FMA chains in flight, too few for two FMA pipes of latency 4-5) */
+#define AV_RB 6
+#define AV_KT_PACK av_kt_pack
 typedef __m256 av_f;
 
 static inline av_f av_zero(void) { return _mm256_setzero_ps(); }
@@ -26,6 +30,43 @@ static inline float av_hsum(av_f v) {
 static inline av_f av_load_bf16(const uint16_t *p) {
   __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
+/* KT (D rows of ldkt) <- the nk rows of K (ld ldk, f32), columns nk .. nkp
+ * zeroed (nkp a multiple of 8): 8 x 8 blocks transposed in registers, the
+ * rows past nk read as zeros. */
+static inline void av_kt_pack(const float *K, int64_t ldk, int64_t nk, int64_t nkp, int64_t D,
+                              float *KT, int64_t ldkt) {
+  int64_t D8 = D / 8 * 8;
+  for (int64_t j0 = 0; j0 < nkp; j0 += 8) {
+    int64_t n = nk - j0 < 8 ? nk - j0 : 8; /* rows present, 0 .. 8 */
+    const float *kr = K + j0 * ldk;
+    for (int64_t d = 0; d < D8; d += 8) {
+      __m256 r[8];
+      for (int x = 0; x < 8; x++)
+        r[x] = x < n ? _mm256_loadu_ps(kr + x * ldk + d) : _mm256_setzero_ps();
+      __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+      __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+      __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+      __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+      __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+      __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+      __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+      __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float *o = KT + d * ldkt + j0;
+      _mm256_storeu_ps(o + 0 * ldkt, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(o + 1 * ldkt, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(o + 2 * ldkt, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(o + 3 * ldkt, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(o + 4 * ldkt, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(o + 5 * ldkt, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(o + 6 * ldkt, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(o + 7 * ldkt, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+    for (int64_t d = D8; d < D; d++)
+      for (int x = 0; x < 8; x++)
+        KT[d * ldkt + j0 + x] = x < n ? kr[x * ldk + d] : 0.0f;
+  }
 }
 
 #endif
