@@ -13,6 +13,7 @@
  * FMA chains in flight, too few for two FMA pipes of latency 4-5) */
 #define AV_RB 6
 #define AV_KT_PACK av_kt_pack
+#define AV_EXP_SUM av_exp_sum
 typedef __m256 av_f;
 
 static inline av_f av_zero(void) { return _mm256_setzero_ps(); }
@@ -30,6 +31,56 @@ static inline float av_hsum(av_f v) {
 static inline av_f av_load_bf16(const uint16_t *p) {
   __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
+/* exp(x), inline (SLEEF's expf8 is a library call, ~5 cycles an element):
+ * x = n ln2 + r, |r| <= ln2 / 2, e^r by Cephes' degree-7 expf polynomial,
+ * times 2^n through the exponent bits; within 1.3 ulp of exp over
+ * [-87.3, 88.3] (measured against libm's exp in f64), 0 below (where exp is
+ * subnormal or underflows), clamped above, NaN kept. The scores it meets
+ * are s - max <= 0. */
+static inline __m256 av_exp(__m256 x) {
+  const __m256 hi = _mm256_set1_ps(88.3762626647949f), lo = _mm256_set1_ps(-87.3365478515625f);
+  __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  __m256 y = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+  y = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), e));
+  y = _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);           /* underflow: 0 */
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); /* NaN: NaN */
+}
+
+/* s[j] = exp(s[j] - m) over s[0 .. n); returns their sum, in the order of
+ * the generic att_row_sum (8 lane sums, added pairwise). */
+static inline float av_exp_sum(float *s, int64_t n, float m) {
+  const __m256 mv = _mm256_set1_ps(m);
+  __m256 acc = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m256 e = av_exp(_mm256_sub_ps(_mm256_loadu_ps(s + j), mv));
+    _mm256_storeu_ps(s + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  if (j < n) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i msk = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - j)), lane);
+    __m256 e = av_exp(_mm256_sub_ps(_mm256_maskload_ps(s + j, msk), mv));
+    e = _mm256_and_ps(e, _mm256_castsi256_ps(msk));
+    _mm256_maskstore_ps(s + j, msk, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  float a[8];
+  _mm256_storeu_ps(a, acc);
+  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
 /* KT (D rows of ldkt) <- the nk rows of K (ld ldk, f32), columns nk .. nkp

@@ -2,7 +2,8 @@
  * attention.h), compiled once per level by attention_{scalar,avx2,avx512}.c
  * after their att_vec_<isa>.h (AV_W lanes, AV_NV vectors per micro-tile
  * row, av_* operations; optionally AV_RB, the rows of a micro-tile, 4 by
- * default, and AV_KT_PACK, the tile transpose, att_kt_pack by default).
+ * default, AV_KT_PACK, the tile transpose, att_kt_pack by default, and
+ * AV_EXP_SUM, a score row's exp and sum, att_exp_sum by default).
  *
  * One unit: pack its R query vectors (times the scale, f32, rows padded with
  * zeros to Dp), then for each tile of up to EMLX_ATT_BK keys:
@@ -263,6 +264,32 @@ static inline float att_row_sum(const float *s, int64_t n) {
   return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
+/* The max of s[0 .. n) and m0 (NaNs skipped), in 8 interleaved partial
+ * maxima (the compiler keeps them in one vector). */
+static inline float att_row_max(const float *s, int64_t n, float m0) {
+  float a[8] = {m0, m0, m0, m0, m0, m0, m0, m0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int x = 0; x < 8; x++)
+      a[x] = s[j + x] > a[x] ? s[j + x] : a[x];
+  for (; j < n; j++)
+    a[j & 7] = s[j] > a[j & 7] ? s[j] : a[j & 7];
+  for (int x = 1; x < 8; x++)
+    a[0] = a[x] > a[0] ? a[x] : a[0];
+  return a[0];
+}
+
+/* s[j] = exp(s[j] - m) over s[0 .. n); returns their sum (att_row_sum). */
+static inline float att_exp_sum(float *s, int64_t n, float m) {
+  for (int64_t j = 0; j < n; j++)
+    s[j] -= m;
+  vl_exp_f32(s, s, n);
+  return att_row_sum(s, n);
+}
+#ifndef AV_EXP_SUM
+#define AV_EXP_SUM att_exp_sum
+#endif
+
 /* ---- one unit --------------------------------------------------------------- */
 
 /* Masks row s (query i of head n, keys jt .. jt + nk) in place. */
@@ -377,19 +404,14 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
         float *s = S + r * BK;
         if (masking || causal_tile)
           att_mask_row(p, u->b, n, i, jt, nk, s);
-        float mt = -INFINITY;
-        for (int64_t j = 0; j < nk; j++)
-          mt = s[j] > mt ? s[j] : mt;
+        float mt = att_row_max(s, nk, -INFINITY);
         float mnew = m[r] > mt ? m[r] : mt;
         if (!(mnew > -FLT_MAX)) { /* nothing visible yet in this row */
           memset(s, 0, (size_t)nk * sizeof(float));
           continue;
         }
         float alpha = expf(m[r] - mnew);
-        for (int64_t j = 0; j < nk; j++)
-          s[j] -= mnew;
-        vl_exp_f32(s, s, nk);
-        float sum = att_row_sum(s, nk);
+        float sum = AV_EXP_SUM(s, nk, mnew);
         l[r] = l[r] * alpha + sum;
         if (alpha != 1.0f) {
           float *ar = acc + r * Dvp;
