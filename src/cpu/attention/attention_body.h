@@ -93,24 +93,46 @@ ATT_ALWAYS_INLINE void att_prefetch(const int BF, const void *row, int64_t d) {
     __builtin_prefetch((const char *)row + d * (BF ? 2 : 4), 0, 3);
 }
 
-/* RB rows of Q (ld ldq) against nk keys (rows of K, ld ldk; f32, or bf16
- * when BF), dl a multiple of AV_W; rows pf ahead are prefetched. */
+#define ATT_QK_KB 3 /* keys of one qk_dot_keys block */
+
+/* RB rows of Q (ld ldq) against KB keys from row j of K (ld ldk; f32, or
+ * bf16 when BF), dl a multiple of AV_W; rows pf ahead are prefetched. */
+ATT_ALWAYS_INLINE void qk_dot_keys(const int RB, const int KB, const int BF, const float *Q,
+                                   int64_t ldq, const void *K, int64_t ldk, int64_t j, int64_t dl,
+                                   float *S, int64_t lds, int64_t pf) {
+  av_f a[4][ATT_QK_KB];
+  for (int x = 0; x < RB; x++)
+    for (int y = 0; y < KB; y++)
+      a[x][y] = av_zero();
+  for (int64_t d = 0; d < dl; d += AV_W) {
+    av_f kv[ATT_QK_KB];
+    for (int y = 0; y < KB; y++) {
+      if (pf)
+        att_prefetch(BF, att_row(BF, K, j + y + pf, ldk), d);
+      kv[y] = att_load_row(BF, att_row(BF, K, j + y, ldk), d);
+    }
+    for (int x = 0; x < RB; x++) {
+      av_f qv = av_load(Q + x * ldq + d);
+      for (int y = 0; y < KB; y++)
+        a[x][y] = av_fma(qv, kv[y], a[x][y]);
+    }
+  }
+  for (int x = 0; x < RB; x++)
+    for (int y = 0; y < KB; y++)
+      S[x * lds + j + y] = av_hsum(a[x][y]);
+}
+
+/* RB rows of Q against nk keys, ATT_QK_KB at a time: RB x KB independent
+ * FMA chains (one key at a time left 4, a quarter of what two FMA pipes of
+ * latency 4-5 need). Each dot sums over d in the same order either way. */
 ATT_ALWAYS_INLINE void qk_dot_rows(const int RB, const int BF, const float *Q, int64_t ldq,
                                    const void *K, int64_t ldk, int64_t nk, int64_t dl, float *S,
                                    int64_t lds, int64_t pf) {
-  for (int64_t j = 0; j < nk; j++) {
-    const void *kj = att_row(BF, K, j, ldk), *kp = att_row(BF, K, j + pf, ldk);
-    av_f a[4] = {av_zero(), av_zero(), av_zero(), av_zero()};
-    for (int64_t d = 0; d < dl; d += AV_W) {
-      if (pf)
-        att_prefetch(BF, kp, d);
-      av_f kv = att_load_row(BF, kj, d);
-      for (int x = 0; x < RB; x++)
-        a[x] = av_fma(av_load(Q + x * ldq + d), kv, a[x]);
-    }
-    for (int x = 0; x < RB; x++)
-      S[x * lds + j] = av_hsum(a[x]);
-  }
+  int64_t j = 0;
+  for (; j + ATT_QK_KB <= nk; j += ATT_QK_KB)
+    qk_dot_keys(RB, ATT_QK_KB, BF, Q, ldq, K, ldk, j, dl, S, lds, pf);
+  for (; j < nk; j++)
+    qk_dot_keys(RB, 1, BF, Q, ldq, K, ldk, j, dl, S, lds, pf);
 }
 
 /* (the first group of rows prefetches: the others read the same keys) */
