@@ -207,15 +207,20 @@ static inline void att_kt_pack(const float *K, int64_t ldk, int64_t nk, int64_t 
 
 /* ---- acc += P V ----------------------------------------------------------- */
 
+/* Vectors of a micro-tile row at most: AV_NV, or 3 for the 4-row strips
+ * pv_bf runs when AV_NV < 3 (decode's G = 4 rows: 4 x 2 is 8 FMA chains,
+ * 4 x 3 is 12). */
+#define ATT_PV_NV (AV_NV > 3 ? AV_NV : 3)
+
 ATT_ALWAYS_INLINE void pv_tile(const int RB, const int NV, const int BF, const float *P,
                                int64_t ldp, int64_t nk, const void *V, int64_t c, int64_t ldv,
                                float *O, int64_t ldo, int64_t pf) {
-  av_f acc[AV_RB][AV_NV];
+  av_f acc[AV_RB][ATT_PV_NV];
   for (int x = 0; x < RB; x++)
     for (int v = 0; v < NV; v++)
       acc[x][v] = av_load(O + x * ldo + v * AV_W);
   for (int64_t j = 0; j < nk; j++) {
-    av_f vv[AV_NV];
+    av_f vv[ATT_PV_NV];
     const void *vj = att_row(BF, V, j, ldv), *vp = att_row(BF, V, j + pf, ldv);
     for (int v = 0; v < NV; v++) {
       if (pf)
@@ -237,6 +242,9 @@ ATT_ALWAYS_INLINE void pv_bf(const int BF, const float *P, int64_t R, int64_t ld
                              const void *V, int64_t ldv, int64_t dvl, float *O, int64_t ldo,
                              int64_t pf) {
   int64_t c = 0;
+  if (AV_NV < 3 && R == 4)
+    for (; c + 3 * AV_W <= dvl; c += 3 * AV_W)
+      pv_tile(4, 3, BF, P, ldp, nk, V, c, ldv, O + c, ldo, pf);
   for (; c + AV_NV * AV_W <= dvl; c += AV_NV * AV_W) {
     int64_t r = 0, p = pf; /* the first group of rows prefetches each column block */
     for (; r + AV_RB <= R; r += AV_RB, p = 0)
