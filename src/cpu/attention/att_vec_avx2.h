@@ -55,7 +55,7 @@ static inline __m256 av_exp(__m256 x) {
   __m256 y = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
   __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
   y = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), e));
-  y = _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);           /* underflow: 0 */
+  y = _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);        /* underflow: 0 */
   return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); /* NaN: NaN */
 }
 
