@@ -2,7 +2,9 @@
  * reference of att_ref.h: f32 / f16 / bf16, odd sizes, GQA ratios 1, 4 and
  * 8, the decode (split keys) and prefill (transposed tiles) paths, causal
  * masks with T_q < T_kv and T_q > T_kv, bool / additive / key masks with
- * fully masked rows, sinks, strided views, T_kv = 0; and the error cases. */
+ * fully masked rows, sinks, strided views, T_kv = 0, the micro-tile edges
+ * (rows and keys past whole blocks, D not a multiple of the vector), scores
+ * wide enough that most weights underflow exp; and the error cases. */
 #include "att_ref.h"
 
 typedef struct tcase {
@@ -43,11 +45,12 @@ static double *rand_vals(tu_rng *r, int64_t n, emlx_dtype dt, double lo, double 
   return v;
 }
 
-static void run_case(const tcase *c, uint64_t seed) {
+/* q is drawn from [-2 amp, 2 amp] (amp > 1: scores far below their row's max) */
+static void run_case(const tcase *c, uint64_t seed, double amp) {
   tu_rng r = {seed};
   int64_t nq = c->B * c->Nq * c->Tq * c->D, nk = c->B * c->Nkv * c->Tkv * c->D,
           nv = c->B * c->Nkv * c->Tkv * c->Dv, nfull = c->B * c->Nq * c->Tq * c->Tkv;
-  double *q = rand_vals(&r, nq, c->dt, -2, 2), *k = rand_vals(&r, nk, c->dt, -2, 2),
+  double *q = rand_vals(&r, nq, c->dt, -2 * amp, 2 * amp), *k = rand_vals(&r, nk, c->dt, -2, 2),
          *v = rand_vals(&r, nv, c->dt, -2, 2);
   double scale = 1.0 / sqrt((double)c->D);
   ref_problem rp = {
@@ -184,9 +187,32 @@ static void test_values(void) {
         {"T_q = 0", dt, 1, 2, 1, 0, 5, 16, 16, 1, 0, 0, false, false, false, false, false},
         {"Nq = 128 > RMAX", dt, 1, 128, 1, 1, 300, 16, 16, 0, 0, 0, false, false, false, false,
          false},
+        /* the micro-tile edges: rows of a unit R = 13 (6 + 6 + 1 on avx2), 10 (6 + 4), 11
+         * with D = 12 (transposed in 8 x 8 blocks and a column tail) and tiles of 64, 64, 3
+         * keys; 64 rows of G = 8 with T_q < T_kv; decode's 3-key blocks with 1- and 2-key
+         * tails and 3-vector P V strips with a 1-vector tail (D_v = 56) */
+        {"prefill R 13", dt, 1, 2, 2, 13, 13, 16, 16, 1, 0, 0, false, false, false, false, false},
+        {"prefill R 10 g2", dt, 1, 4, 2, 5, 77, 24, 24, 0, 0, 0, false, false, false, false, false},
+        {"prefill R 11 D 12 T_kv 131", dt, 1, 1, 1, 11, 131, 12, 12, 0, 0, 0, false, false, false,
+         false, false},
+        {"prefill g8 causal Tq < Tkv", dt, 1, 16, 2, 37, 50, 40, 40, 1, 0, 0, false, false, false,
+         false, false},
+        {"decode g4 key tails D_v 56", dt, 1, 8, 2, 1, 130, 24, 56, 0, 0, 0, false, false, false,
+         false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-      run_case(&cases[i], 1000 + i * 7 + (uint64_t)t);
+      run_case(&cases[i], 1000 + i * 7 + (uint64_t)t, 1);
+    /* scores 20x wider: most weights underflow exp (s - max < -87) */
+    tcase wide[] = {
+        {"decode g4 wide scores", dt, 1, 4, 1, 1, 200, 16, 16, 0, 0, 0, false, false, false, false,
+         false},
+        {"prefill causal wide scores", dt, 1, 4, 1, 40, 40, 16, 16, 1, 0, 0, false, false, false,
+         false, false},
+        {"additive -inf row wide scores", dt, 2, 4, 2, 3, 70, 16, 16, 0, 2, 4, false, false, true,
+         false, false},
+    };
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+      run_case(&wide[i], 5000 + i * 7 + (uint64_t)t, 20);
   }
 }
 

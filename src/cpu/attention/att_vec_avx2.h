@@ -8,7 +8,12 @@
 #include "simd/vec_avx2.h"
 
 #define AV_W 8
-#define AV_NV 2 /* 4 rows x 2 vectors: 8 accumulators of the 16 registers */
+#define AV_NV 2
+/* 6 rows x 2 vectors: 12 accumulators of the 16 registers (4 x 2 leaves 8
+ * FMA chains in flight, too few for two FMA pipes of latency 4-5) */
+#define AV_RB 6
+#define AV_KT_PACK av_kt_pack
+#define AV_EXP_SUM av_exp_sum
 typedef __m256 av_f;
 
 static inline av_f av_zero(void) { return _mm256_setzero_ps(); }
@@ -26,6 +31,93 @@ static inline float av_hsum(av_f v) {
 static inline av_f av_load_bf16(const uint16_t *p) {
   __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
+/* exp(x), inline (SLEEF's expf8 is a library call, ~5 cycles an element):
+ * x = n ln2 + r, |r| <= ln2 / 2, e^r by Cephes' degree-7 expf polynomial,
+ * times 2^n through the exponent bits; within 1.3 ulp of exp over
+ * [-87.3, 88.3] (measured against libm's exp in f64), 0 below (where exp is
+ * subnormal or underflows), clamped above, NaN kept. The scores it meets
+ * are s - max <= 0. */
+static inline __m256 av_exp(__m256 x) {
+  const __m256 hi = _mm256_set1_ps(88.3762626647949f), lo = _mm256_set1_ps(-87.3365478515625f);
+  __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  __m256 y = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+  y = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), e));
+  y = _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);        /* underflow: 0 */
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); /* NaN: NaN */
+}
+
+/* s[j] = exp(s[j] - m) over s[0 .. n); returns their sum, in the order of
+ * the generic att_row_sum (8 lane sums, added pairwise). */
+static inline float av_exp_sum(float *s, int64_t n, float m) {
+  const __m256 mv = _mm256_set1_ps(m);
+  __m256 acc = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m256 e = av_exp(_mm256_sub_ps(_mm256_loadu_ps(s + j), mv));
+    _mm256_storeu_ps(s + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  if (j < n) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i msk = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - j)), lane);
+    __m256 e = av_exp(_mm256_sub_ps(_mm256_maskload_ps(s + j, msk), mv));
+    e = _mm256_and_ps(e, _mm256_castsi256_ps(msk));
+    _mm256_maskstore_ps(s + j, msk, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  float a[8];
+  _mm256_storeu_ps(a, acc);
+  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
+/* KT (D rows of ldkt) <- the nk rows of K (ld ldk, f32), columns nk .. nkp
+ * zeroed (nkp a multiple of 8): 8 x 8 blocks transposed in registers, the
+ * rows past nk read as zeros. */
+static inline void av_kt_pack(const float *K, int64_t ldk, int64_t nk, int64_t nkp, int64_t D,
+                              float *KT, int64_t ldkt) {
+  int64_t D8 = D / 8 * 8;
+  for (int64_t j0 = 0; j0 < nkp; j0 += 8) {
+    int64_t n = nk - j0 < 8 ? nk - j0 : 8; /* rows present, 0 .. 8 */
+    const float *kr = K + j0 * ldk;
+    for (int64_t d = 0; d < D8; d += 8) {
+      __m256 r[8];
+      for (int x = 0; x < 8; x++)
+        r[x] = x < n ? _mm256_loadu_ps(kr + x * ldk + d) : _mm256_setzero_ps();
+      __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+      __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+      __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+      __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+      __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+      __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+      __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+      __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float *o = KT + d * ldkt + j0;
+      _mm256_storeu_ps(o + 0 * ldkt, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(o + 1 * ldkt, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(o + 2 * ldkt, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(o + 3 * ldkt, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(o + 4 * ldkt, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(o + 5 * ldkt, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(o + 6 * ldkt, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(o + 7 * ldkt, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+    for (int64_t d = D8; d < D; d++)
+      for (int x = 0; x < 8; x++)
+        KT[d * ldkt + j0 + x] = x < n ? kr[x * ldk + d] : 0.0f;
+  }
 }
 
 #endif

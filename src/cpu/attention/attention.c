@@ -84,6 +84,22 @@ static void att_finish_row(const emlx_att_problem *p, int64_t b, int64_t h, int6
   char *o = p->o + (size_t)(b * p->os[0] + n * p->os[1] + i * p->os[2]) * es;
   if (l > 0.0f) {
     float inv = 1.0f / l;
+    if (p->os[3] == 1) { /* contiguous rows: one loop per dtype, no per-element dispatch */
+      if (p->dtype == EMLX_FLOAT32) {
+        float *of = (float *)(void *)o;
+        for (int64_t d = 0; d < p->Dv; d++)
+          of[d] = acc[d] * inv;
+      } else {
+        uint16_t *oh = (uint16_t *)(void *)o;
+        if (p->dtype == EMLX_BFLOAT16)
+          for (int64_t d = 0; d < p->Dv; d++)
+            oh[d] = emlx_cv_f32_to_bf16(acc[d] * inv);
+        else
+          for (int64_t d = 0; d < p->Dv; d++)
+            oh[d] = emlx_cv_f32_to_f16(acc[d] * inv);
+      }
+      return;
+    }
     for (int64_t d = 0; d < p->Dv; d++)
       att_store(o + (size_t)(d * p->os[3]) * es, p->dtype, acc[d] * inv);
     return;

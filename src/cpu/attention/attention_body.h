@@ -1,15 +1,18 @@
 /* attention_body.h — the per-ISA tile loop of the attention kernels (see
  * attention.h), compiled once per level by attention_{scalar,avx2,avx512}.c
  * after their att_vec_<isa>.h (AV_W lanes, AV_NV vectors per micro-tile
- * row, av_* operations).
+ * row, av_* operations; optionally AV_RB, the rows of a micro-tile, 4 by
+ * default, AV_KT_PACK, the tile transpose, att_kt_pack by default, and
+ * AV_EXP_SUM, a score row's exp and sum, att_exp_sum by default).
  *
  * One unit: pack its R query vectors (times the scale, f32, rows padded with
  * zeros to Dp), then for each tile of up to EMLX_ATT_BK keys:
  *   S = Q K^T      (R < 8: one dot per (row, key); else K is transposed once
- *                   per tile and 4-row x AV_NV-vector micro-tiles run over it)
+ *                   per tile and AV_RB-row x AV_NV-vector micro-tiles run
+ *                   over it)
  *   mask S         (hidden keys score -FLT_MAX, additive masks add)
  *   online softmax (m, l, acc rescaled by exp(m_old - m_new); S becomes P)
- *   acc += P V     (4-row x AV_NV-vector micro-tiles)
+ *   acc += P V     (AV_RB-row x AV_NV-vector micro-tiles)
  * f32 K/V rows with unit stride and D a multiple of AV_W are read in place
  * (and prefetched ATT_PF_BYTES ahead); other dtypes and layouts are
  * converted tile by tile into scratch. */
@@ -22,6 +25,10 @@
 #include "simd/body.h"
 
 #define ATT_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+#ifndef AV_RB
+#define AV_RB 4
+#endif
 
 static int64_t att_roundup(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -86,24 +93,46 @@ ATT_ALWAYS_INLINE void att_prefetch(const int BF, const void *row, int64_t d) {
     __builtin_prefetch((const char *)row + d * (BF ? 2 : 4), 0, 3);
 }
 
-/* RB rows of Q (ld ldq) against nk keys (rows of K, ld ldk; f32, or bf16
- * when BF), dl a multiple of AV_W; rows pf ahead are prefetched. */
+#define ATT_QK_KB 3 /* keys of one qk_dot_keys block */
+
+/* RB rows of Q (ld ldq) against KB keys from row j of K (ld ldk; f32, or
+ * bf16 when BF), dl a multiple of AV_W; rows pf ahead are prefetched. */
+ATT_ALWAYS_INLINE void qk_dot_keys(const int RB, const int KB, const int BF, const float *Q,
+                                   int64_t ldq, const void *K, int64_t ldk, int64_t j, int64_t dl,
+                                   float *S, int64_t lds, int64_t pf) {
+  av_f a[4][ATT_QK_KB];
+  for (int x = 0; x < RB; x++)
+    for (int y = 0; y < KB; y++)
+      a[x][y] = av_zero();
+  for (int64_t d = 0; d < dl; d += AV_W) {
+    av_f kv[ATT_QK_KB];
+    for (int y = 0; y < KB; y++) {
+      if (pf)
+        att_prefetch(BF, att_row(BF, K, j + y + pf, ldk), d);
+      kv[y] = att_load_row(BF, att_row(BF, K, j + y, ldk), d);
+    }
+    for (int x = 0; x < RB; x++) {
+      av_f qv = av_load(Q + x * ldq + d);
+      for (int y = 0; y < KB; y++)
+        a[x][y] = av_fma(qv, kv[y], a[x][y]);
+    }
+  }
+  for (int x = 0; x < RB; x++)
+    for (int y = 0; y < KB; y++)
+      S[x * lds + j + y] = av_hsum(a[x][y]);
+}
+
+/* RB rows of Q against nk keys, ATT_QK_KB at a time: RB x KB independent
+ * FMA chains (one key at a time left 4, a quarter of what two FMA pipes of
+ * latency 4-5 need). Each dot sums over d in the same order either way. */
 ATT_ALWAYS_INLINE void qk_dot_rows(const int RB, const int BF, const float *Q, int64_t ldq,
                                    const void *K, int64_t ldk, int64_t nk, int64_t dl, float *S,
                                    int64_t lds, int64_t pf) {
-  for (int64_t j = 0; j < nk; j++) {
-    const void *kj = att_row(BF, K, j, ldk), *kp = att_row(BF, K, j + pf, ldk);
-    av_f a[4] = {av_zero(), av_zero(), av_zero(), av_zero()};
-    for (int64_t d = 0; d < dl; d += AV_W) {
-      if (pf)
-        att_prefetch(BF, kp, d);
-      av_f kv = att_load_row(BF, kj, d);
-      for (int x = 0; x < RB; x++)
-        a[x] = av_fma(av_load(Q + x * ldq + d), kv, a[x]);
-    }
-    for (int x = 0; x < RB; x++)
-      S[x * lds + j] = av_hsum(a[x]);
-  }
+  int64_t j = 0;
+  for (; j + ATT_QK_KB <= nk; j += ATT_QK_KB)
+    qk_dot_keys(RB, ATT_QK_KB, BF, Q, ldq, K, ldk, j, dl, S, lds, pf);
+  for (; j < nk; j++)
+    qk_dot_keys(RB, 1, BF, Q, ldq, K, ldk, j, dl, S, lds, pf);
 }
 
 /* (the first group of rows prefetches: the others read the same keys) */
@@ -126,7 +155,7 @@ static void qk_dot(const int BF, const float *Q, int64_t R, int64_t ldq, const v
 /* RB rows x NV vectors of S from KT (D rows of ldkt). */
 ATT_ALWAYS_INLINE void qk_kt_tile(const int RB, const int NV, const float *Q, int64_t ldq,
                                   const float *KT, int64_t ldkt, int64_t D, float *S, int64_t lds) {
-  av_f acc[4][AV_NV];
+  av_f acc[AV_RB][AV_NV];
   for (int x = 0; x < RB; x++)
     for (int v = 0; v < NV; v++)
       acc[x][v] = av_zero();
@@ -149,24 +178,49 @@ static void qk_kt(const float *Q, int64_t R, int64_t ldq, const float *KT, int64
                   int64_t nkp, int64_t D, float *S, int64_t lds) {
   for (int64_t c = 0; c < nkp; c += AV_NV * AV_W) {
     int64_t r = 0;
-    for (; r + 4 <= R; r += 4)
+    for (; r + AV_RB <= R; r += AV_RB)
+      qk_kt_tile(AV_RB, AV_NV, Q + r * ldq, ldq, KT + c, ldkt, D, S + r * lds + c, lds);
+    if (AV_RB > 4 && r + 4 <= R) {
       qk_kt_tile(4, AV_NV, Q + r * ldq, ldq, KT + c, ldkt, D, S + r * lds + c, lds);
+      r += 4;
+    }
     for (; r < R; r++)
       qk_kt_tile(1, AV_NV, Q + r * ldq, ldq, KT + c, ldkt, D, S + r * lds + c, lds);
   }
 }
 
+/* KT (D rows of ldkt) <- the nk rows of K (ld ldk, f32), columns nk .. nkp
+ * zeroed. */
+static inline void att_kt_pack(const float *K, int64_t ldk, int64_t nk, int64_t nkp, int64_t D,
+                               float *KT, int64_t ldkt) {
+  for (int64_t d = 0; d < D; d++) {
+    float *row = KT + d * ldkt;
+    for (int64_t j = 0; j < nk; j++)
+      row[j] = K[j * ldk + d];
+    for (int64_t j = nk; j < nkp; j++)
+      row[j] = 0.0f;
+  }
+}
+#ifndef AV_KT_PACK
+#define AV_KT_PACK att_kt_pack
+#endif
+
 /* ---- acc += P V ----------------------------------------------------------- */
+
+/* Vectors of a micro-tile row at most: AV_NV, or 3 for the 4-row strips
+ * pv_bf runs when AV_NV < 3 (decode's G = 4 rows: 4 x 2 is 8 FMA chains,
+ * 4 x 3 is 12). */
+#define ATT_PV_NV (AV_NV > 3 ? AV_NV : 3)
 
 ATT_ALWAYS_INLINE void pv_tile(const int RB, const int NV, const int BF, const float *P,
                                int64_t ldp, int64_t nk, const void *V, int64_t c, int64_t ldv,
                                float *O, int64_t ldo, int64_t pf) {
-  av_f acc[4][AV_NV];
+  av_f acc[AV_RB][ATT_PV_NV];
   for (int x = 0; x < RB; x++)
     for (int v = 0; v < NV; v++)
       acc[x][v] = av_load(O + x * ldo + v * AV_W);
   for (int64_t j = 0; j < nk; j++) {
-    av_f vv[AV_NV];
+    av_f vv[ATT_PV_NV];
     const void *vj = att_row(BF, V, j, ldv), *vp = att_row(BF, V, j + pf, ldv);
     for (int v = 0; v < NV; v++) {
       if (pf)
@@ -188,17 +242,28 @@ ATT_ALWAYS_INLINE void pv_bf(const int BF, const float *P, int64_t R, int64_t ld
                              const void *V, int64_t ldv, int64_t dvl, float *O, int64_t ldo,
                              int64_t pf) {
   int64_t c = 0;
+  if (AV_NV < 3 && R == 4)
+    for (; c + 3 * AV_W <= dvl; c += 3 * AV_W)
+      pv_tile(4, 3, BF, P, ldp, nk, V, c, ldv, O + c, ldo, pf);
   for (; c + AV_NV * AV_W <= dvl; c += AV_NV * AV_W) {
     int64_t r = 0, p = pf; /* the first group of rows prefetches each column block */
-    for (; r + 4 <= R; r += 4, p = 0)
+    for (; r + AV_RB <= R; r += AV_RB, p = 0)
+      pv_tile(AV_RB, AV_NV, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo, p);
+    if (AV_RB > 4 && r + 4 <= R) {
       pv_tile(4, AV_NV, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo, p);
+      r += 4, p = 0;
+    }
     for (; r < R; r++, p = 0)
       pv_tile(1, AV_NV, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo, p);
   }
   for (; c < dvl; c += AV_W) {
     int64_t r = 0, p = pf;
-    for (; r + 4 <= R; r += 4, p = 0)
+    for (; r + AV_RB <= R; r += AV_RB, p = 0)
+      pv_tile(AV_RB, 1, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo, p);
+    if (AV_RB > 4 && r + 4 <= R) {
       pv_tile(4, 1, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo, p);
+      r += 4, p = 0;
+    }
     for (; r < R; r++, p = 0)
       pv_tile(1, 1, BF, P + r * ldp, ldp, nk, V, c, ldv, O + r * ldo + c, ldo, p);
   }
@@ -213,6 +278,47 @@ static void pv(int bf, const float *P, int64_t R, int64_t ldp, int64_t nk, const
   else
     pv_bf(0, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
 }
+
+/* ---- the online softmax ----------------------------------------------- */
+
+/* The sum of s[0 .. n) in 8 interleaved partial sums, added pairwise: the
+ * same order at every level (the compiler keeps the 8 in one vector). */
+static inline float att_row_sum(const float *s, int64_t n) {
+  float a[8] = {0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int x = 0; x < 8; x++)
+      a[x] += s[j + x];
+  for (; j < n; j++)
+    a[j & 7] += s[j];
+  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
+/* The max of s[0 .. n) and m0 (NaNs skipped), in 8 interleaved partial
+ * maxima (the compiler keeps them in one vector). */
+static inline float att_row_max(const float *s, int64_t n, float m0) {
+  float a[8] = {m0, m0, m0, m0, m0, m0, m0, m0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int x = 0; x < 8; x++)
+      a[x] = s[j + x] > a[x] ? s[j + x] : a[x];
+  for (; j < n; j++)
+    a[j & 7] = s[j] > a[j & 7] ? s[j] : a[j & 7];
+  for (int x = 1; x < 8; x++)
+    a[0] = a[x] > a[0] ? a[x] : a[0];
+  return a[0];
+}
+
+/* s[j] = exp(s[j] - m) over s[0 .. n); returns their sum (att_row_sum). */
+static inline float att_exp_sum(float *s, int64_t n, float m) {
+  for (int64_t j = 0; j < n; j++)
+    s[j] -= m;
+  vl_exp_f32(s, s, n);
+  return att_row_sum(s, n);
+}
+#ifndef AV_EXP_SUM
+#define AV_EXP_SUM att_exp_sum
+#endif
 
 /* ---- one unit --------------------------------------------------------------- */
 
@@ -314,13 +420,7 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
     }
     if (use_kt) {
       int64_t nkp = att_roundup(nk, AV_NV * AV_W);
-      for (int64_t d = 0; d < D; d++) {
-        float *row = KT + d * BK;
-        for (int64_t j = 0; j < nk; j++)
-          row[j] = ((const float *)K)[j * ldk + d];
-        for (int64_t j = nk; j < nkp; j++)
-          row[j] = 0.0f;
-      }
+      AV_KT_PACK((const float *)K, ldk, nk, nkp, D, KT, BK);
       qk_kt(Qp, R, Dp, KT, BK, nkp, D, S, BK);
     } else {
       qk_dot(kbf, Qp, R, Dp, K, ldk, nk, dl, S, BK, kdirect ? kpf : 0);
@@ -334,21 +434,14 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
         float *s = S + r * BK;
         if (masking || causal_tile)
           att_mask_row(p, u->b, n, i, jt, nk, s);
-        float mt = -INFINITY;
-        for (int64_t j = 0; j < nk; j++)
-          mt = s[j] > mt ? s[j] : mt;
+        float mt = att_row_max(s, nk, -INFINITY);
         float mnew = m[r] > mt ? m[r] : mt;
         if (!(mnew > -FLT_MAX)) { /* nothing visible yet in this row */
           memset(s, 0, (size_t)nk * sizeof(float));
           continue;
         }
         float alpha = expf(m[r] - mnew);
-        for (int64_t j = 0; j < nk; j++)
-          s[j] -= mnew;
-        vl_exp_f32(s, s, nk);
-        float sum = 0.0f;
-        for (int64_t j = 0; j < nk; j++)
-          sum += s[j];
+        float sum = AV_EXP_SUM(s, nk, mnew);
         l[r] = l[r] * alpha + sum;
         if (alpha != 1.0f) {
           float *ar = acc + r * Dvp;
