@@ -144,7 +144,8 @@ static void test_shapes(void) {
     check_matmul(d, (int64_t[]){300, 16, 16}, 3, (int64_t[]){300, 16, 16}, 3, "batch of 16x16");
     check_matmul(d, (int64_t[]){3, 5, 16, 16}, 4, (int64_t[]){3, 5, 16, 16}, 4, "2 batch axes");
     check_matmul(d, (int64_t[]){3, 5, 16, 16}, 4, (int64_t[]){5, 16, 16}, 3, "16x16, b broadcast");
-    check_matmul(d, (int64_t[]){3, 1, 16, 16}, 4, (int64_t[]){1, 5, 16, 16}, 4, "16x16, both bcast");
+    check_matmul(d, (int64_t[]){3, 1, 16, 16}, 4, (int64_t[]){1, 5, 16, 16}, 4,
+                 "16x16, both bcast");
     check_matmul(d, (int64_t[]){50, 9, 24}, 3, (int64_t[]){50, 24, 20}, 3, "batch of 9x24x20");
   }
 }
@@ -317,8 +318,9 @@ static void check_store_rounding(emlx_dtype d, const char *kernel) {
 
 /* Each f16/bf16 kernel (those this machine lacks fall back to the default). */
 static void test_lowp_kernels(void) {
-  const char *kernels[] = {"generic", "avx2-fma", "avx512-fma", "avx512-bf16", "amx-bf16"};
-  for (int k = 0; k < 5; k++) {
+  const char *kernels[] = {"generic",     "avx2-fma", "avx512-fma",
+                           "avx512-bf16", "amx-bf16", "avx2-sgemm"};
+  for (int k = 0; k < 6; k++) {
     setenv("EMLX_MATMUL_KERNEL", kernels[k], 1);
     for (int t = 0; t < 2; t++) {
       emlx_dtype d = t ? EMLX_BFLOAT16 : EMLX_FLOAT16;
@@ -334,6 +336,109 @@ static void test_lowp_kernels(void) {
     }
   }
   unsetenv("EMLX_MATMUL_KERNEL");
+}
+
+/* NaN and infinities through the f16/bf16 products: a NaN in A spreads
+ * along its row of C, inf times a 0 of B is NaN, inf against mixed signs
+ * in B is NaN and against one sign +-inf, and a finite sum past f16's
+ * range rounds to inf (bf16 keeps it). K = 600 crosses the sgemm route's
+ * K chunk. */
+static void check_nonfinite(emlx_dtype d, const char *what) {
+  const int64_t M = 9, K = 600, N = 21;
+  double *va = values(d, M * K), *vb = values(d, K * N);
+  va[1 * K + 5] = NAN;
+  va[2 * K + 7] = INFINITY;
+  va[4 * K + 599] = -INFINITY;
+  for (int64_t k = 0; k < K; k++)
+    va[6 * K + k] = 16.0;
+  for (int64_t j = 0; j < N; j++) {
+    vb[7 * N + j] = j % 3 == 0 ? 0.0 : j % 3 == 1 ? 2.0 : -2.0; /* NaN, +inf, -inf in row 2 */
+    vb[599 * N + j] = j % 2 ? 0.25 : 0.0;
+    vb[(j % K) * N + j] = 16.0; /* row 6: sums past 65504 in some columns */
+  }
+  for (int64_t k = 0; k < K; k++)
+    vb[k * N + 20] = 16.0;
+  emlx_array *a = tu_make(d, (int64_t[]){M, K}, 2, va), *b = tu_make(d, (int64_t[]){K, N}, 2, vb);
+  emlx_array *c = emlx_matmul(a, b);
+  int64_t so[2];
+  int no;
+  double *ref = ref_matmul(va, (int64_t[]){M, K}, 2, vb, (int64_t[]){K, N}, 2, so, &no);
+  char msg[96];
+  snprintf(msg, sizeof msg, "%s: NaN and inf", what);
+  tu_check_array(c, d, so, 2, ref, 1.0, msg);
+  emlx_release(a);
+  emlx_release(b);
+  emlx_release(c);
+  free(va);
+  free(vb);
+  free(ref);
+}
+
+/* A product above the sgemm route's thresholds (matmul_lowp_blas.c: K >=
+ * 512, M * N * K >= 2^28), run without forcing a kernel, as x @ W and as
+ * x @ W^T (W stored [N, K]); a dense f64 reference (ref_matmul's indexing
+ * is too slow at this size). */
+static void check_large_lowp(emlx_dtype d) {
+  const int64_t M = 512, K = 520, N = 1040;
+  double *va = values(d, M * K), *vb = values(d, K * N);
+  double *ref = calloc((size_t)(M * N), sizeof *ref);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t k = 0; k < K; k++) {
+      double x = va[i * K + k];
+      for (int64_t j = 0; j < N; j++)
+        ref[i * N + j] += x * vb[k * N + j];
+    }
+  double *vbt = malloc((size_t)(K * N) * sizeof *vbt);
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t j = 0; j < N; j++)
+      vbt[j * K + k] = vb[k * N + j];
+  emlx_array *a = tu_make(d, (int64_t[]){M, K}, 2, va), *b = tu_make(d, (int64_t[]){K, N}, 2, vb);
+  emlx_array *w = tu_make(d, (int64_t[]){N, K}, 2, vbt);
+  emlx_array *wt = emlx_transpose(w, NULL, 0);
+  emlx_array *c = emlx_matmul(a, b), *c2 = emlx_matmul(a, wt);
+  int64_t so[2] = {M, N};
+  tu_check_array(c, d, so, 2, ref, 1.0, "large x @ W");
+  tu_check_array(c2, d, so, 2, ref, 1.0, "large x @ W^T");
+  emlx_release(a);
+  emlx_release(b);
+  emlx_release(w);
+  emlx_release(wt);
+  emlx_release(c);
+  emlx_release(c2);
+  free(va);
+  free(vb);
+  free(vbt);
+  free(ref);
+}
+
+/* The sgemm route for large f16/bf16 products on AVX2 machines, forced at
+ * small sizes (EMLX_MATMUL_KERNEL=avx2-sgemm; elsewhere the default kernel
+ * runs the same checks): K on both sides of its chunk of 512 and over
+ * several chunks, a batch of products each large enough to thread, a
+ * folded batch (A's rows strided), views (transposed, reversed, stepped,
+ * batched), NaN and infinities; then one product at its default
+ * thresholds. */
+static void test_lowp_sgemm(void) {
+  setenv("EMLX_MATMUL_KERNEL", "avx2-sgemm", 1);
+  for (int t = 0; t < 2; t++) {
+    emlx_dtype d = t ? EMLX_BFLOAT16 : EMLX_FLOAT16;
+    const int64_t ks[5] = {1, 511, 512, 513, 1100};
+    for (int i = 0; i < 5; i++) {
+      check_matmul(d, (int64_t[]){37, ks[i]}, 2, (int64_t[]){ks[i], 45}, 2, "sgemm route");
+      check_matmul(d, (int64_t[]){1, ks[i]}, 2, (int64_t[]){ks[i], 70}, 2, "sgemm route, M = 1");
+    }
+    check_matmul(d, (int64_t[]){2, 70, 600}, 3, (int64_t[]){2, 600, 45}, 3, "sgemm route batch");
+    check_matmul(d, (int64_t[]){3, 20, 600}, 3, (int64_t[]){600, 45}, 2, "sgemm route folded");
+    check_views(d, 33, 530, 40);
+    check_views(d, 7, 1030, 5);
+    check_nonfinite(d, "sgemm route");
+  }
+  unsetenv("EMLX_MATMUL_KERNEL");
+  for (int t = 0; t < 2; t++) {
+    emlx_dtype d = t ? EMLX_BFLOAT16 : EMLX_FLOAT16;
+    check_nonfinite(d, "default kernel");
+    check_large_lowp(d);
+  }
 }
 
 static void test_promotion(void) {
@@ -551,6 +656,7 @@ int main(void) {
   test_shapes();
   test_views();
   test_lowp_kernels();
+  test_lowp_sgemm();
   test_random_values(EMLX_FLOAT32, 1e-12);
   test_random_values(EMLX_COMPLEX64, 1e-12);
   test_promotion();

@@ -99,6 +99,16 @@ typedef struct emlx_mm_lowp_kernel {
 const emlx_mm_lowp_kernel *emlx_mm_lowp_generic(emlx_dtype dtype);
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx2(emlx_dtype dtype); /* f32 FMA, AVX2 */
 
+/* f16/bf16 products large enough for sgemm on widened chunks
+ * (matmul_lowp_blas.c, AVX2 level only): returns 1 when it ran the
+ * product, 0 when it does not apply, -1 on error. */
+int emlx_cpu_gemm_lowp_blas(const emlx_gemm *g, bool threaded);
+/* n f16/bf16 values at src, element stride `stride` (any sign), to f32 at
+ * dst; and n floats rounded to nearest even (NaN stays NaN) into the 16-bit
+ * type at dst (AVX2 + F16C). */
+void emlx_mm_widen_avx2(const void *src, int64_t n, int64_t stride, float *dst, emlx_dtype dt);
+void emlx_mm_narrow_avx2(const float *src, int64_t n, void *dst, emlx_dtype dt);
+
 /* f16/bf16 products of at most EMLX_MM_GEMV_MAX_M rows, straight from B
  * (matmul_gemv_body.h): columns [j0, j1) of C. gemv: B's columns contiguous
  * (b_cs == 1); gemv_t: B's rows contiguous (b_rs == 1), with A's rows

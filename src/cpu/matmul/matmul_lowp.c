@@ -15,7 +15,9 @@
  * AVX-512 f32 FMA kernel (AVX-512 FP16 arithmetic would accumulate in
  * f16). Below AVX-512 both use the AVX2 + FMA + F16C f32 kernel on widened
  * panels (matmul_lowp_avx2.c); the portable kernel below is for machines
- * without AVX2. EMLX_ISA caps the choice like every other kernel (isa.h). */
+ * without AVX2. EMLX_ISA caps the choice like every other kernel (isa.h).
+ * At the AVX2 level, large products go instead to OpenBLAS's sgemm on
+ * widened chunks of K (matmul_lowp_blas.c), which beats the AVX2 kernel. */
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -311,6 +313,9 @@ int emlx_cpu_gemm_lowp(const emlx_gemm *g, bool threaded) {
   int gv = try_gemv(g, threaded);
   if (gv != 0)
     return gv < 0 ? -1 : 0;
+  int bl = emlx_cpu_gemm_lowp_blas(g, threaded);
+  if (bl != 0)
+    return bl < 0 ? -1 : 0;
   lowp_ctx x = {.g = g, .k = choose(g->dtype)};
   const emlx_mm_lowp_kernel *k = x.k;
   x.kpad = (g->K + k->ku - 1) / k->ku * k->ku;

@@ -109,9 +109,8 @@ static void pack_b(const emlx_gemm *g, int64_t j0, int64_t k0, int64_t k1, void 
         __m256 r[8];
         for (int c = 0; c < 8; c++) {
           int64_t j = half * 8 + c;
-          r[c] = j < nv ? widen8(_mm_loadu_si128(
-                                     (const __m128i *)((const uint16_t *)g->b + k +
-                                                       (j0 + j) * g->b_cs)),
+          r[c] = j < nv ? widen8(_mm_loadu_si128((const __m128i *)((const uint16_t *)g->b + k +
+                                                                   (j0 + j) * g->b_cs)),
                                  dt)
                         : _mm256_setzero_ps();
         }
@@ -167,8 +166,7 @@ static inline void store_row(uint16_t *c, __m256 lo, __m256 hi, int nv, emlx_dty
     h = _mm256_set_m128i(u, l);
   } else {
     /* packus interleaves 128-bit halves: lo0-3 hi0-3 lo4-7 hi4-7. */
-    h = _mm256_permute4x64_epi64(_mm256_packus_epi32(to_bf16_lanes(lo), to_bf16_lanes(hi)),
-                                 0xD8);
+    h = _mm256_permute4x64_epi64(_mm256_packus_epi32(to_bf16_lanes(lo), to_bf16_lanes(hi)), 0xD8);
   }
   if (nv == NR) {
     _mm256_storeu_si256((__m256i *)c, h);
@@ -233,8 +231,8 @@ static void micro(int64_t kpad, const void *ap, const void *bp, void *c, int64_t
  * panel then stays in L1 while every A micro-panel of the row block passes
  * it (the whole-K panel is 128 KiB at K = 2048, read from L2 each time). */
 static void micro_part(int64_t k0, int64_t k1, const void *ap, const void *bp, float *accbuf,
-                       bool first, bool last, void *c, int64_t ldc, int mv, int nv,
-                       emlx_dtype dt, const void *pf, int64_t pf_bytes) {
+                       bool first, bool last, void *c, int64_t ldc, int mv, int nv, emlx_dtype dt,
+                       const void *pf, int64_t pf_bytes) {
   __m256 acc[MR][2];
   for (int r = 0; r < MR; r++) {
     acc[r][0] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(accbuf + r * NR);
@@ -265,6 +263,33 @@ static const emlx_mm_lowp_kernel kernel = {.name = "avx2-fma",
                                            .micro = micro,
                                            .micro_part = micro_part,
                                            .kc = KC};
+
+/* ---- widening and rounding for the sgemm route (matmul_lowp_blas.c) ---- */
+
+void emlx_mm_widen_avx2(const void *src, int64_t n, int64_t stride, float *dst, emlx_dtype dt) {
+  const uint16_t *s = src;
+  int64_t i = 0;
+  if (stride == 1)
+    for (; i + 16 <= n; i += 16) {
+      __m256i x = _mm256_loadu_si256((const __m256i *)(s + i));
+      _mm256_storeu_ps(dst + i, widen8(_mm256_castsi256_si128(x), dt));
+      _mm256_storeu_ps(dst + i + 8, widen8(_mm256_extracti128_si256(x, 1), dt));
+    }
+  for (; i < n; i++)
+    dst[i] = widen1(load_u16(s, i * stride), dt);
+}
+
+void emlx_mm_narrow_avx2(const float *src, int64_t n, void *dst, emlx_dtype dt) {
+  uint16_t *d = dst;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    store_row(d + i, _mm256_loadu_ps(src + i), _mm256_loadu_ps(src + i + 8), NR, dt);
+  if (i < n) {
+    float t[NR] = {0};
+    memcpy(t, src + i, (size_t)(n - i) * sizeof(float));
+    store_row(d + i, _mm256_loadu_ps(t), _mm256_loadu_ps(t + 8), (int)(n - i), dt);
+  }
+}
 
 const emlx_mm_lowp_kernel *emlx_mm_lowp_avx2(emlx_dtype dtype) {
   (void)dtype;
