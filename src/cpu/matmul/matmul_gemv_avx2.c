@@ -154,10 +154,10 @@ static inline __attribute__((always_inline)) void xw_rows(const emlx_gemm *g, in
     }
 }
 
-/* Columns [c0, c0 + n) of C, n <= XW_ACC_FLOATS / MROWS. */
+/* Columns [c0, c0 + n) of C, n <= XW_ACC_FLOATS / MROWS (acc: room for
+ * XW_ACC_FLOATS, 64-byte aligned). */
 static inline __attribute__((always_inline)) void
-xw_chunk(const emlx_gemm *g, int64_t c0, int64_t n, const int MROWS, const bool BF16) {
-  _Alignas(64) float acc[XW_ACC_FLOATS];
+xw_chunk(const emlx_gemm *g, int64_t c0, int64_t n, float *acc, const int MROWS, const bool BF16) {
   int64_t ld = (n + 15) / 16 * 16, nv = n / 16 * 16, k = 0;
   for (int64_t i = 0; i < MROWS * ld; i++)
     acc[i] = 0.0f;
@@ -182,29 +182,33 @@ xw_chunk(const emlx_gemm *g, int64_t c0, int64_t n, const int MROWS, const bool 
 
 /* Columns [j0, j1) in chunks as even as the accumulators allow. */
 static inline __attribute__((always_inline)) void
-xw_range(const emlx_gemm *g, int64_t j0, int64_t j1, const int MROWS, const bool BF16) {
+xw_range(const emlx_gemm *g, int64_t j0, int64_t j1, float *acc, const int MROWS, const bool BF16) {
   int64_t cap = XW_ACC_FLOATS / MROWS / 16 * 16, span = j1 - j0;
   int64_t nchunks = (span + cap - 1) / cap;
   int64_t width = ((span + nchunks - 1) / nchunks + 15) / 16 * 16;
   for (int64_t c0 = j0; c0 < j1; c0 += width)
-    xw_chunk(g, c0, j1 - c0 < width ? j1 - c0 : width, MROWS, BF16);
+    xw_chunk(g, c0, j1 - c0 < width ? j1 - c0 : width, acc, MROWS, BF16);
 }
 
-#define XW_CASE(MROWS)                                                                             \
-  case MROWS:                                                                                      \
-    if (bf16)                                                                                      \
-      xw_range(g, j0, j1, MROWS, true);                                                            \
-    else                                                                                           \
-      xw_range(g, j0, j1, MROWS, false);                                                           \
-    break;
+/* One function a row count and dtype, each with its own accumulators (the
+ * always-inline walk instantiated once per frame). */
+#define XW_FN(name, MROWS, BF16)                                                                   \
+  static void name(const emlx_gemm *g, int64_t j0, int64_t j1) {                                   \
+    _Alignas(64) float acc[XW_ACC_FLOATS];                                                         \
+    xw_range(g, j0, j1, acc, MROWS, BF16);                                                         \
+  }
+XW_FN(xw_f16_m1, 1, false)
+XW_FN(xw_f16_m2, 2, false)
+XW_FN(xw_f16_m3, 3, false)
+XW_FN(xw_f16_m4, 4, false)
+XW_FN(xw_bf16_m1, 1, true)
+XW_FN(xw_bf16_m2, 2, true)
+XW_FN(xw_bf16_m3, 3, true)
+XW_FN(xw_bf16_m4, 4, true)
 
 void emlx_mm_gemv_lowp_avx2(const emlx_gemm *g, int64_t j0, int64_t j1) {
-  bool bf16 = g->dtype == EMLX_BFLOAT16;
-  switch (g->M) {
-    XW_CASE(1)
-    XW_CASE(2)
-    XW_CASE(3)
-  default:
-    XW_CASE(4)
-  }
+  static void (*const fns[2][EMLX_MM_GEMV_MAX_M])(const emlx_gemm *, int64_t, int64_t) = {
+      {xw_f16_m1, xw_f16_m2, xw_f16_m3, xw_f16_m4},
+      {xw_bf16_m1, xw_bf16_m2, xw_bf16_m3, xw_bf16_m4}};
+  fns[g->dtype == EMLX_BFLOAT16][g->M - 1](g, j0, j1);
 }
