@@ -110,7 +110,8 @@ void emlx_mm_widen_avx2(const void *src, int64_t n, int64_t stride, float *dst, 
 void emlx_mm_narrow_avx2(const float *src, int64_t n, void *dst, emlx_dtype dt);
 
 /* f16/bf16 products of at most EMLX_MM_GEMV_MAX_M rows, straight from B
- * (matmul_gemv_body.h): columns [j0, j1) of C. gemv: B's columns contiguous
+ * (matmul_gemv_body.h; AVX2's b_cs == 1 walk in matmul_gemv_avx2.c):
+ * columns [j0, j1) of C. gemv: B's columns contiguous
  * (b_cs == 1); gemv_t: B's rows contiguous (b_rs == 1), with A's rows
  * widened to f32 in af (M x K, contiguous). */
 #define EMLX_MM_GEMV_MAX_M 4

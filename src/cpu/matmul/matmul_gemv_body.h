@@ -13,7 +13,12 @@
  *   contiguous) with GV_JB columns of B at a time, GV_W lanes of partial sums
  *   each, added across lanes at the end (a different order from the packed
  *   kernels, the same f32 accumulation).
- * Either rounds to the output dtype once on the store. */
+ * Either rounds to the output dtype once on the store.
+ *
+ * An includer may leave GEMV_NAME undefined and define its own b_cs == 1
+ * walk (matmul_gemv_avx2.c does), and may define GV_DOT_M1(g, af, j0, j1)
+ * to take GEMV_T_NAME's one-row products (M == 1) instead of the blocks
+ * below. */
 #include <math.h>
 
 #include "convert.h"
@@ -38,6 +43,7 @@ static inline GV_VEC gv_widen(const uint16_t *p, emlx_dtype dt) {
   return dt == EMLX_FLOAT16 ? GV_WIDEN_F16(p) : GV_WIDEN_BF16(p);
 }
 
+#ifdef GEMV_NAME
 void GEMV_NAME(const emlx_gemm *g, int64_t j0, int64_t j1) {
   _Alignas(64) float acc[EMLX_MM_GEMV_MAX_M][GEMV_CHUNK];
   const uint16_t *a = g->a, *b = g->b;
@@ -77,6 +83,7 @@ void GEMV_NAME(const emlx_gemm *g, int64_t j0, int64_t j1) {
         c[m * g->ldc + c0 + j] = gv_round1(acc[m][j], dt);
   }
 }
+#endif
 
 /* Columns [j, j + GV_JB) of C for MROWS rows (a compile-time constant once
  * inlined, so the accumulators live in registers). */
@@ -126,6 +133,12 @@ static void gv_dot_one(const emlx_gemm *g, const float *af, int64_t j) {
 }
 
 void GEMV_T_NAME(const emlx_gemm *g, const float *af, int64_t j0, int64_t j1) {
+#ifdef GV_DOT_M1
+  if (g->M == 1) {
+    GV_DOT_M1(g, af, j0, j1);
+    return;
+  }
+#endif
   int64_t j = j0;
   for (; j + GV_JB <= j1; j += GV_JB) {
     switch (g->M) {

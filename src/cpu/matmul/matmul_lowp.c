@@ -284,6 +284,13 @@ static int try_gemv(const emlx_gemm *g, bool threaded) {
   if (!avx512 && strcmp(isa, "avx2") != 0)
     return 0;
   gemv_ctx gx = {.g = g, .cols = 512};
+  /* AVX2: one column range a thread (multiples of 16 columns), so B's rows
+   * are read in strips as long as the split allows and a 512-column B is
+   * not left to one thread; the AVX2 walks chunk their range themselves. */
+  if (!avx512) {
+    int64_t nt = threaded ? emlx_num_threads() : 1;
+    gx.cols = ((g->N + nt - 1) / nt + 15) / 16 * 16;
+  }
   emlx_buffer *holder = NULL;
   if (g->b_cs == 1) {
     gx.fn = avx512 ? emlx_mm_gemv_lowp_avx512 : emlx_mm_gemv_lowp_avx2;
