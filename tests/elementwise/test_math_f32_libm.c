@@ -15,7 +15,8 @@
  * inside a fused chain (f(x * 1)).
  *
  * Mismatches allowed: none. The engine takes libm's own value wherever the
- * double it computed is within 2^-45 of an f32 rounding boundary, so even
+ * double it computed is within MCR_BAND units of its last place of an f32
+ * rounding boundary (math_cr_body.h), so even
  * where libm's double rounds to f32 differently from the exact value (a
  * double-rounding hard case) the results agree; a hard-case count on this
  * sample is printed for the record (lanes that took libm's path because of

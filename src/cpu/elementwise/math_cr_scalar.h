@@ -1,6 +1,6 @@
 /* math_cr_scalar.h — math_cr_body.h's lane layer for the scalar (baseline
  * x86-64) units: one double a "vector", no FMA (cr_fma is a multiply and an
- * add, which the body's error bound allows). Included by math_scalar.c and
+ * add, which the body's error bounds allow). Included by math_scalar.c and
  * ew_scalar.c. */
 #ifndef EMLX_MATH_CR_SCALAR_H
 #define EMLX_MATH_CR_SCALAR_H
@@ -26,33 +26,33 @@ static inline crv cr_add(crv a, crv b) { return a + b; }
 static inline crv cr_sub(crv a, crv b) { return a - b; }
 static inline crv cr_mul(crv a, crv b) { return a * b; }
 static inline crv cr_fma(crv a, crv b, crv c) { return a * b + c; }
+static inline crv cr_fnma(crv a, crv b, crv c) { return c - a * b; }
 /* c < x ? c : x and c > x ? c : x: a NaN x comes out as itself. */
 static inline crv cr_min(crv c, crv x) { return c < x ? c : x; }
 static inline crv cr_max(crv c, crv x) { return c > x ? c : x; }
 static inline crv cr_abs(crv a) { return cr_of_bits(cr_bits(a) & ~(UINT64_C(1) << 63)); }
-/* 2^k from t = k + MCR_MAGIC (k in t's low mantissa bits). */
-static inline crv cr_pow2i(crv t) { return cr_of_bits((cr_bits(t) + 1023u) << 52); }
+/* 2^(k/64) from t = k + MCR_MAGIC: tab[k & 63] (tab[j] = 2^(j/64)) with
+ * k >> 6 added to its exponent. */
+static inline crv cr_exp2_table(const double *tab, crv t) {
+  uint64_t u = cr_bits(t);
+  return cr_of_bits(cr_bits(tab[u & 63u]) + (u >> 6 << 52));
+}
 /* y where t has bit b set, else x. */
 static inline crv cr_sel_bit(crv t, int b, crv x, crv y) { return cr_bits(t) >> b & 1u ? y : x; }
 /* y negated where t has bit b set. */
 static inline crv cr_neg_bit(crv t, int b, crv y) {
   return cr_of_bits(cr_bits(y) ^ (cr_bits(t) >> b & 1u) << 63);
 }
-/* s with the sign bit of r or'ed in. */
-static inline crv cr_sign_of(crv s, crv r) {
-  return cr_of_bits(cr_bits(s) | (cr_bits(r) & UINT64_C(1) << 63));
-}
 /* 1 where !(a < lim) (NaN included). */
 static inline unsigned cr_not_below(crv a, double lim) { return !(a < lim); }
 static inline crv cr_load(const float *p) { return (double)*p; }
 static inline void cr_store(float *p, crv y) { *p = (float)y; }
-/* 1 where y (1 - g) and y (1 + g) round to different f32. */
-static inline unsigned cr_hard(crv y, double g) {
-  float lo = (float)(y - y * g), hi = (float)(y + y * g);
-  uint32_t a, b;
-  memcpy(&a, &lo, sizeof a);
-  memcpy(&b, &hi, sizeof b);
-  return a != b;
+/* 1 where lo < a < hi. */
+static inline unsigned cr_between(crv a, double lo, double hi) { return lo < a && a < hi; }
+/* 1 where y's low 29 bits lie within band of 1 << 28. */
+static inline unsigned cr_near_half(crv y, int64_t band) {
+  uint64_t u = (cr_bits(y) - (uint64_t)((1 << 28) - band)) & ((1u << 29) - 1u);
+  return u < (uint64_t)(2 * band);
 }
 
 #include "math_cr_body.h"
