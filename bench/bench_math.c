@@ -1,5 +1,6 @@
 /* bench_math.c — benchmarks of the math family (include/emlx/elementwise.h):
- * our own f32 tanh and SLEEF's erf on 16M elements, and a broadcast add of
+ * our own f32 tanh, sin and cos (the last two libm's double rounded once,
+ * math_cr_body.h) and SLEEF's erf on 16M elements, and a broadcast add of
  * a row over a 4096 x 4096 matrix (the core's add, with the broadcast
  * stride-0 operand this family's binary ops share).
  *
@@ -16,6 +17,8 @@
   { .dtype = EMLX_FLOAT32, .ndim = 1, .shape = {(n)}, .seed = (seed_), .dist = (dist_) }
 
 static emlx_array *build_tanh(emlx_array *const *in) { return emlx_tanh(in[0]); }
+static emlx_array *build_sin(emlx_array *const *in) { return emlx_sin(in[0]); }
+static emlx_array *build_cos(emlx_array *const *in) { return emlx_cos(in[0]); }
 static emlx_array *build_erf(emlx_array *const *in) { return emlx_erf(in[0]); }
 static emlx_array *build_add(emlx_array *const *in) { return emlx_add(in[0], in[1]); }
 
@@ -27,6 +30,22 @@ static const bench_case cases[] = {
         .ninputs = 1,
         .inputs = {F32_1D(M16, 301, BENCH_SYM)},
         .build = build_tanh,
+    },
+    {
+        .name = "sin_f32_16M",
+        .what = "sin(x), x f32 [16M] in [-1, 1)",
+        .bytes = 2.0 * F32_BYTES * (double)M16,
+        .ninputs = 1,
+        .inputs = {F32_1D(M16, 305, BENCH_SYM)},
+        .build = build_sin,
+    },
+    {
+        .name = "cos_f32_16M",
+        .what = "cos(x), x f32 [16M] in [-1, 1)",
+        .bytes = 2.0 * F32_BYTES * (double)M16,
+        .ninputs = 1,
+        .inputs = {F32_1D(M16, 306, BENCH_SYM)},
+        .build = build_cos,
     },
     {
         .name = "erf_f32_16M",

@@ -804,6 +804,16 @@ CASES.update({
         inputs=[Input("float32", (M16,), 301)],
         numpy={"expr": lambda x: lambda: np.tanh(x), "out": _math_unary_out(np.tanh)},
     ),
+    "sin_f32_16M": Case(
+        area="bench_math",
+        inputs=[Input("float32", (M16,), 305)],
+        numpy={"expr": lambda x: lambda: np.sin(x), "out": _math_unary_out(np.sin)},
+    ),
+    "cos_f32_16M": Case(
+        area="bench_math",
+        inputs=[Input("float32", (M16,), 306)],
+        numpy={"expr": lambda x: lambda: np.cos(x), "out": _math_unary_out(np.cos)},
+    ),
     "erf_f32_16M": Case(
         area="bench_math",
         inputs=[Input("float32", (M16,), 302)],

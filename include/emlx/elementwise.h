@@ -10,10 +10,15 @@
  * returns its input unchanged for some dtype (abs of unsigned, floor of an
  * integer, ...) returns a new reference to the input itself.
  *
- * Accuracy (f32, against the correctly rounded result): sqrt, rsqrt, floor,
- * ceil, round, abs, sign exact or <= 1 ulp; erf, erf_inv, exp-family, logs,
- * trig, inverse trig and hyperbolic functions (SLEEF u10 or our own code)
- * <= 2 ulp; tanh <= 2 ulp; sigmoid <= 3 ulp; pow and atan2 <= 2 ulp.
+ * Accuracy (f32, against the correctly rounded result): exp (emlx_exp in
+ * ops.h), sin and cos are the C library's double result rounded once,
+ * (float)exp((double)x) bit for bit (as Nx.BinaryBackend computes f32):
+ * correctly rounded but for the rare inputs where libm's double lands on
+ * the other side of an f32 rounding boundary (<= 1 ulp there), unfused or
+ * fused; sqrt, rsqrt, floor, ceil, round, abs, sign exact or <= 1 ulp;
+ * erf, erf_inv, expm1, logs, tan, inverse trig and hyperbolic functions
+ * (SLEEF u10 or our own code) <= 2 ulp; tanh <= 2 ulp; sigmoid <= 3 ulp;
+ * pow and atan2 <= 2 ulp.
  * f16/bf16 results are within 1 ulp of the correctly rounded value. f64
  * transcendentals are SLEEF's 1-ulp functions (erf_inv: <= 4 ulp).
  * complex64 functions are computed in double with C99 <complex.h>

@@ -46,7 +46,8 @@ EMLX_API emlx_array *emlx_multiply(emlx_array *a, emlx_array *b);
 EMLX_API emlx_array *emlx_divide(emlx_array *a, emlx_array *b);
 /* Not defined for bool (error, as MLX). */
 EMLX_API emlx_array *emlx_negate(emlx_array *a);
-/* Integer and bool inputs give float32. */
+/* Integer and bool inputs give float32. float32 results are the C
+ * library's double exp rounded once, bit for bit (see elementwise.h). */
 EMLX_API emlx_array *emlx_exp(emlx_array *a);
 /* Float to integer truncates toward zero (out-of-range and NaN saturate to
  * the type's limits, NaN to 0); anything to bool is "!= 0"; complex to real

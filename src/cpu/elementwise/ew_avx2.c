@@ -2,4 +2,6 @@
  * avx2 level; see ../isa.h. */
 #include "simd/vec_avx2.h"
 
+#include "math_cr_avx2.h"
+
 #include "ew_body.h"

@@ -2,4 +2,6 @@
  * avx512 level; see ../isa.h. */
 #include "simd/vec_avx512.h"
 
+#include "math_cr_avx512.h"
+
 #include "ew_body.h"

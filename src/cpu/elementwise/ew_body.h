@@ -2,8 +2,9 @@
  * negate, exp) for every dtype, written once and compiled per ISA by
  * ew_{scalar,avx2,avx512}.c. Plain loops with stride specialisation
  * (contiguous, broadcast scalar, strided) that GCC vectorises at -O3;
- * f16/bf16 are staged through f32 tiles; exp calls SLEEF through the vl_*
- * layer; complex64 multiply/divide/exp are computed in double (C99 Annex G
+ * f16/bf16 are staged through f32 tiles; f32 exp (and f16/bf16 through it)
+ * is math_cr_body.h's, libm's double result rounded once, f64 exp SLEEF's
+ * through the vl_* layer; complex64 multiply/divide/exp are computed in double (C99 Annex G
  * semantics) and rounded once; complex128 is computed in double _Complex
  * (glibc's Annex G multiply, divide and cexp).
  *
@@ -200,7 +201,7 @@ static void exp_f32(const void *pi, int64_t s, void *po, int64_t n) {
   const float *a = (const float *)pi;
   float *o = (float *)po;
   if (s == 1) {
-    vl_exp_f32(a, o, n);
+    mcr_exp_f32(a, o, n);
     return;
   }
   float t[EMLX_TILE];
@@ -208,7 +209,7 @@ static void exp_f32(const void *pi, int64_t s, void *po, int64_t n) {
     int64_t len = bd_min64(EMLX_TILE, n - i0);
     for (int64_t j = 0; j < len; j++)
       t[j] = a[(i0 + j) * s];
-    vl_exp_f32(t, o + i0, len);
+    mcr_exp_f32(t, o + i0, len);
   }
 }
 /* SLEEF's exp gives inf from 709.7827111 on, a few ulps before the true
@@ -248,7 +249,7 @@ static void exp_f64(const void *pi, int64_t s, void *po, int64_t n) {
     for (int64_t i0 = 0; i0 < n; i0 += EMLX_TILE) {                                                \
       int64_t len = bd_min64(EMLX_TILE, n - i0);                                                   \
       LOAD(a + i0 * s, s, len, t);                                                                 \
-      vl_exp_f32(t, t, len);                                                                       \
+      mcr_exp_f32(t, t, len);                                                                      \
       STORE(t, o + i0, len);                                                                       \
     }                                                                                              \
   }

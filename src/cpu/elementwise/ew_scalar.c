@@ -2,4 +2,6 @@
  * scalar level; see ../isa.h. */
 #include "simd/vec_scalar.h"
 
+#include "math_cr_scalar.h"
+
 #include "ew_body.h"

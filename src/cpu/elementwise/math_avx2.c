@@ -3,5 +3,6 @@
 #include "simd/vec_avx2.h"
 
 #include "math_vec_avx2.h"
+#include "math_cr_avx2.h"
 
 #include "math_body.h"

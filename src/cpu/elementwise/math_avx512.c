@@ -3,5 +3,6 @@
 #include "simd/vec_avx512.h"
 
 #include "math_vec_avx512.h"
+#include "math_cr_avx512.h"
 
 #include "math_body.h"

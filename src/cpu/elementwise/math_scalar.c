@@ -3,5 +3,6 @@
 #include "simd/vec_scalar.h"
 
 #include "math_vec_scalar.h"
+#include "math_cr_scalar.h"
 
 #include "math_body.h"
