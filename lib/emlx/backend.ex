@@ -25,6 +25,10 @@ if Code.ensure_loaded?(Nx) do
     engine's codecs, as `Nx.Floating` writes Nx's value, which evaluates the
     result), and they round-trip bit-exactly through `Nx.from_binary/3` and
     `Nx.to_binary/1`. `{:c, 128}` is a real complex128 (a pair of f64).
+    `Nx.indexed_add/4` on the floats narrower than f64 (and c64) sums in f64
+    (c128) and rounds once, as `Nx.BinaryBackend` does, so duplicate indices
+    give Nx's values to the last bit; it holds a wide copy of the target
+    while it runs.
 
     ## Out-of-bounds indices
 
@@ -925,14 +929,40 @@ if Code.ensure_loaded?(Nx) do
       slice =
         for {dim, i} <- Enum.with_index(Tuple.to_list(shape)), do: if(i in axes, do: 1, else: dim)
 
-      upd = updates |> ref_as(out.type) |> EMLX.reshape(List.to_tuple(batch ++ slice))
+      upd_shape = List.to_tuple(batch ++ slice)
 
-      case kind do
-        :add -> EMLX.scatter_add(ref, index_list, upd, axes)
-        :put -> EMLX.scatter(ref, index_list, upd, axes)
+      case {kind, add_accumulator(out.type)} do
+        {:add, nil} ->
+          EMLX.scatter_add(
+            ref,
+            index_list,
+            EMLX.reshape(ref_as(updates, out.type), upd_shape),
+            axes
+          )
+
+        {:add, wide} ->
+          # Summed in the wide type and rounded once, as Nx.BinaryBackend does
+          # (it adds in Erlang's doubles): duplicate indices then give Nx's
+          # values to the last bit, whatever their number and order.
+          t
+          |> ref_as(wide)
+          |> EMLX.scatter_add(index_list, EMLX.reshape(ref_as(updates, wide), upd_shape), axes)
+          |> EMLX.astype(Types.storage(out.type))
+
+        {:put, _} ->
+          EMLX.scatter(ref, index_list, EMLX.reshape(ref_as(updates, out.type), upd_shape), axes)
       end
       |> to_nx(out)
     end
+
+    # The type indexed_add accumulates in: f64 (c128) for the narrower floats,
+    # nil (the output's own type) for f64, c128 and the integers, which add
+    # exactly or as Nx.BinaryBackend does.
+    defp add_accumulator({:f, 64}), do: nil
+    defp add_accumulator({:f, _}), do: {:f, 64}
+    defp add_accumulator({:bf, _}), do: {:f, 64}
+    defp add_accumulator({:c, 64}), do: {:c, 128}
+    defp add_accumulator(_), do: nil
 
     @doc false
     def take_native(out, t, indices, axis) do

@@ -300,6 +300,45 @@ if Code.ensure_loaded?(Nx) do
       end
     end
 
+    describe "indexed_add's accumulation" do
+      # Nx.BinaryBackend sums in doubles and rounds once; adding in f32, one
+      # update at a time, gives 0.0 for the first target (1e8 + 1 rounds
+      # back to 1e8) where Nx gives 2.0.
+      test "duplicates of narrow floats are summed wide and rounded once, as Nx's" do
+        idx = Nx.tensor([[0], [0], [0], [1], [2], [1], [2], [2]], backend: BB)
+        jit = Nx.Defn.jit(&Nx.indexed_add/3, compiler: EMLX)
+
+        for type <- [{:f, 32}, {:f, 16}, {:bf, 16}, {:c, 64}, {:f, 64}] do
+          # big + 1 rounds back to big in the type (f16 and bf16 would overflow 1e8)
+          big = if type in [{:f, 16}, {:bf, 16}], do: 4096.0, else: 1.0e8
+          t = Nx.tensor([1.0, 0.3, 5.0e-4], type: type, backend: BB)
+
+          u =
+            Nx.tensor([big, 1.0, -big, 0.1, 1.0e-3, 0.2, 3.0e-3, 7.0e-3], type: type, backend: BB)
+
+          want = Nx.indexed_add(t, idx, u)
+          assert Nx.indexed_add(on_emlx(t), on_emlx(idx), on_emlx(u)) |> on_bb() == want
+          assert jit.(on_emlx(t), on_emlx(idx), on_emlx(u)) |> on_bb() == want
+        end
+
+        f32 = Nx.tensor([1.0, 0.3, 5.0e-4], type: {:f, 32}, backend: BB)
+        upd = Nx.tensor([1.0e8, 1.0, -1.0e8, 0, 0, 0, 0, 0], type: {:f, 32}, backend: BB)
+        assert Nx.to_flat_list(Nx.indexed_add(f32, idx, upd)) |> hd() == 2.0
+
+        # Many duplicates (a fixed pseudo-random walk), a two-axis target,
+        # updates of a wider type.
+        pairs = Enum.map(1..500, fn i -> [rem(i * 7919, 4), rem(i * 104_729, 3)] end)
+        ix = Nx.tensor(pairs, backend: BB)
+
+        u =
+          Nx.tensor(Enum.map(1..500, &(:math.sin(&1 * 1.7) * 1000)), type: {:f, 32}, backend: BB)
+
+        t = Nx.iota({4, 4}, type: {:f, 16}, backend: BB)
+        want = Nx.indexed_add(t, ix, u)
+        assert Nx.indexed_add(on_emlx(t), on_emlx(ix), on_emlx(u)) |> on_bb() == want
+      end
+    end
+
     describe "function-based reductions" do
       test "an element-wise function is traced; reduce matches Nx.BinaryBackend" do
         t = random({3, 5, 4}, {:s, 32}, 1)
