@@ -3,11 +3,12 @@
  * 0), each summing its contiguous part of a 40 MB slice with AVX2 loads
  * between two barriers, so a rep times the reads alone and no thread start;
  * the reps take the slices of a 160 MB buffer in turn (10x a 16 MB L3), so
- * none is cached. The same method as bench_quant.c's yardstick. */
+ * none is cached. bench_quant.c and bench_gemv.c measure against it. */
 #ifndef EMLX_BENCH_BW_H
 #define EMLX_BENCH_BW_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -92,17 +93,16 @@ static inline int bench_bw_cmp(const void *pa, const void *pb) {
   return (a > b) - (a < b);
 }
 
-/* GB/s of the best of reps reads by nt threads (*median_gbs: the median
- * rep's), or 0 when the buffer cannot be had. */
-static inline double bench_bw_measure(int nt, int reps, double *median_gbs) {
+/* Bytes one rep reads. */
+#define BENCH_BW_REP_BYTES ((double)(BENCH_BW_SLICE_WORDS * 8))
+
+/* Seconds of each of reps reads by nt threads, sorted ascending into t;
+ * 0, or -1 when the buffer cannot be had. */
+static inline int bench_bw_times(int nt, int reps, double *t) {
   size_t slice = BENCH_BW_SLICE_WORDS, n = slice * BENCH_BW_SLICES;
   uint64_t *buf = aligned_alloc(64, n * 8);
-  double *t = malloc((size_t)reps * sizeof *t);
-  if (!buf || !t) {
-    free(buf);
-    free(t);
-    return 0.0;
-  }
+  if (!buf)
+    return -1;
   for (size_t i = 0; i < n; i++)
     buf[i] = i;
   static bench_bw_team team;
@@ -133,11 +133,23 @@ static inline double bench_bw_measure(int nt, int reps, double *median_gbs) {
   pthread_barrier_destroy(&team.start);
   pthread_barrier_destroy(&team.done);
   qsort(t, (size_t)reps, sizeof *t, bench_bw_cmp);
-  double bytes = (double)(slice * 8);
-  if (median_gbs)
-    *median_gbs = bytes / t[reps / 2] * 1e-9;
-  double best = bytes / t[0] * 1e-9 + (check == 42 ? 1e-12 : 0.0); /* keeps the sums live */
+  if (check == 42) /* keeps the sums live */
+    t[0] += 1e-12;
   free(buf);
+  return 0;
+}
+
+/* GB/s of the best of reps reads by nt threads (*median_gbs: the median
+ * rep's), or 0 when the buffer cannot be had. */
+static inline double bench_bw_measure(int nt, int reps, double *median_gbs) {
+  double *t = malloc((size_t)reps * sizeof *t);
+  if (!t || bench_bw_times(nt, reps, t) != 0) {
+    free(t);
+    return 0.0;
+  }
+  if (median_gbs)
+    *median_gbs = BENCH_BW_REP_BYTES / t[reps / 2] * 1e-9;
+  double best = BENCH_BW_REP_BYTES / t[0] * 1e-9;
   free(t);
   return best;
 }

@@ -1,6 +1,6 @@
 /* bench_quant.c — the fast quantized matmul kernels (src/cpu/quantize/
  * qmm_fast.h, issue 15) on the shapes of a 7-8B LLM's MLP, and this
- * machine's streaming read bandwidth measured the same way, so the decode
+ * machine's streaming read bandwidth (bench_bw.h), so the decode
  * case can be read as a fraction of it.
  *
  *   x (M, 4096) . W (14336, 4096)^T, M = 1 and 8 (decode) and 512 (prefill),
@@ -25,7 +25,6 @@
 #define _GNU_SOURCE
 #endif
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +32,7 @@
 #include <time.h>
 
 #include "../src/cpu/quantize/qmm_fast.h"
+#include "bench_bw.h"
 #include "../src/cpu/quantize/qmm_tile.h"
 #include "emlx.h"
 
@@ -56,99 +56,6 @@ static uint64_t rnd(void) {
 }
 static float rndf(float lo, float hi) {
   return lo + (hi - lo) * (float)((double)(rnd() >> 40) * 0x1p-24);
-}
-
-/* ---- streaming read bandwidth ----------------------------------------------- */
-
-typedef struct bw_job {
-  const uint64_t *p;
-  size_t n;
-  uint64_t sum;
-} bw_job;
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-__attribute__((target("avx2"))) static uint64_t bw_read_avx2(const uint64_t *p, size_t n) {
-  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 16 <= n; i += 16) {
-    a0 = _mm256_add_epi64(a0, _mm256_load_si256((const __m256i *)(p + i)));
-    a1 = _mm256_add_epi64(a1, _mm256_load_si256((const __m256i *)(p + i + 4)));
-    a2 = _mm256_add_epi64(a2, _mm256_load_si256((const __m256i *)(p + i + 8)));
-    a3 = _mm256_add_epi64(a3, _mm256_load_si256((const __m256i *)(p + i + 12)));
-  }
-  uint64_t t[4];
-  _mm256_storeu_si256((__m256i *)t,
-                      _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
-  return t[0] + t[1] + t[2] + t[3];
-}
-#endif
-
-static void *bw_read(void *arg) {
-  bw_job *j = arg;
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2")) {
-    j->sum = bw_read_avx2(j->p, j->n);
-    return NULL;
-  }
-#endif
-  uint64_t a[8] = {0};
-  for (size_t i = 0; i + 8 <= j->n; i += 8)
-    for (int k = 0; k < 8; k++)
-      a[k] += j->p[i + k];
-  j->sum = a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
-  return NULL;
-}
-
-/* The streaming-read yardstick: nt threads made once (the caller is thread
- * 0), each reading its contiguous part of a slice between two barriers, so
- * that a rep times the reads alone, as the decode cases' pool does, and no
- * thread start. */
-typedef struct bw_team {
-  pthread_barrier_t start, done;
-  int nt;
-  bool quit;
-  const uint64_t *buf;
-  size_t n;
-  bw_job jobs[64];
-  pthread_t th[64];
-} bw_team;
-
-typedef struct bw_arg {
-  bw_team *team;
-  int t;
-} bw_arg;
-
-static void bw_part(bw_team *tm, int t) {
-  tm->jobs[t] = (bw_job){tm->buf + tm->n / (size_t)tm->nt * (size_t)t, tm->n / (size_t)tm->nt, 0};
-  bw_read(&tm->jobs[t]);
-}
-
-static void *bw_worker(void *arg) {
-  bw_arg *a = arg;
-  bw_team *tm = a->team;
-  for (;;) {
-    pthread_barrier_wait(&tm->start);
-    if (tm->quit)
-      return NULL;
-    bw_part(tm, a->t);
-    pthread_barrier_wait(&tm->done);
-  }
-}
-
-/* Seconds for the team to read n uint64 from buf. */
-static double bw_once(bw_team *tm, const uint64_t *buf, size_t n) {
-  tm->buf = buf, tm->n = n;
-  double t0 = now_s();
-  pthread_barrier_wait(&tm->start);
-  bw_part(tm, 0);
-  pthread_barrier_wait(&tm->done);
-  double dt = now_s() - t0;
-  uint64_t s = 0;
-  for (int t = 0; t < tm->nt; t++)
-    s += tm->jobs[t].sum;
-  if (s == 42) /* keep the sum live */
-    puts("");
-  return dt;
 }
 
 /* ---- cases --------------------------------------------------------------------- */
@@ -381,44 +288,22 @@ int main(int argc, char **argv) {
   int nt = emlx_num_threads();
   printf("threads=%d simd=%s\n", nt, emlx_simd_level());
 
-  /* streaming read, timed like the decode cases: each rep reads one 40 MB
-   * slice of a 160 MB buffer in turn (each of nt threads, made once, a
-   * part, AVX2 loads); the best rep is the bandwidth the decode cases are measured
-   * against, the median is printed too */
+  /* streaming read, timed like the decode cases (bench_bw.h); the best rep
+   * is the bandwidth the decode cases are measured against, the median is
+   * printed too */
   double bw = 0;
   {
-    size_t slice = (size_t)40 << 17, n = slice * COPIES; /* uint64 elements */
-    uint64_t *buf = aligned_alloc(64, n * 8);
-    for (size_t i = 0; i < n; i++)
-      buf[i] = i;
     int reps = reps_opt ? reps_opt : 41;
     double t[256];
     if (reps > 256)
       reps = 256;
-    static bw_team team;
-    bw_arg args[64];
-    team.nt = nt < 1 ? 1 : nt > 64 ? 64 : nt;
-    pthread_barrier_init(&team.start, NULL, (unsigned)team.nt);
-    pthread_barrier_init(&team.done, NULL, (unsigned)team.nt);
-    for (int i = 1; i < team.nt; i++) {
-      args[i] = (bw_arg){&team, i};
-      pthread_create(&team.th[i], NULL, bw_worker, &args[i]);
+    if (bench_bw_times(nt, reps, t) == 0) {
+      bw = BENCH_BW_REP_BYTES / t[0] * 1e-9;
+      printf("case=read_bw median_ms=%.4f min_ms=%.4f max_ms=%.4f reps=%d gbps=%.2f "
+             "median_gbps=%.2f\n",
+             t[reps / 2] * 1e3, t[0] * 1e3, t[reps - 1] * 1e3, reps, bw,
+             BENCH_BW_REP_BYTES / t[reps / 2] * 1e-9);
     }
-    for (int r = 0; r < reps; r++)
-      t[r] = bw_once(&team, buf + slice * (size_t)(r % COPIES), slice);
-    team.quit = true;
-    pthread_barrier_wait(&team.start);
-    for (int i = 1; i < team.nt; i++)
-      pthread_join(team.th[i], NULL);
-    pthread_barrier_destroy(&team.start);
-    pthread_barrier_destroy(&team.done);
-    qsort(t, (size_t)reps, sizeof(double), cmp_d);
-    bw = (double)(slice * 8) / t[0] * 1e-9;
-    printf("case=read_bw median_ms=%.4f min_ms=%.4f max_ms=%.4f reps=%d gbps=%.2f "
-           "median_gbps=%.2f\n",
-           t[reps / 2] * 1e3, t[0] * 1e3, t[reps - 1] * 1e3, reps, bw,
-           (double)(slice * 8) / t[reps / 2] * 1e-9);
-    free(buf);
   }
 
   const int64_t N = 14336, K = 4096;
