@@ -269,10 +269,87 @@ ATT_ALWAYS_INLINE void pv_bf(const int BF, const float *P, int64_t R, int64_t ld
   }
 }
 
+#ifdef AV_PV_STREAM
+/* P V by rows of V (a unit's AV_PV_STREAM-ATT_PV_KB rows or fewer: decode):
+ * KB rows of V at a time, each read once, front to back, into RB rows of O
+ * kept in memory (L1): the strips of pv_bf walk each column block down all
+ * the tile's rows, a pattern the hardware prefetchers follow poorly when V
+ * comes from memory. Each O element still sums over j in order, one FMA a
+ * key, so the result is pv_bf's to the bit. */
+#define ATT_PV_KB 2
+ATT_ALWAYS_INLINE void pv_rows_keys(const int RB, const int KB, const int BF, const float *P,
+                                    int64_t ldp, int64_t j, const void *V, int64_t ldv, int64_t dvl,
+                                    float *O, int64_t ldo, int64_t pf) {
+  av_f pb[4][ATT_PV_KB];
+  const void *vr[ATT_PV_KB], *vp[ATT_PV_KB];
+  for (int y = 0; y < KB; y++) {
+    vr[y] = att_row(BF, V, j + y, ldv);
+    vp[y] = att_row(BF, V, j + y + pf, ldv);
+    for (int x = 0; x < RB; x++)
+      pb[x][y] = av_set1(P[x * ldp + j + y]);
+  }
+  for (int64_t d = 0; d < dvl; d += AV_W) {
+    av_f vv[ATT_PV_KB];
+    for (int y = 0; y < KB; y++) {
+      if (pf)
+        att_prefetch(BF, vp[y], d);
+      vv[y] = att_load_row(BF, vr[y], d);
+    }
+    for (int x = 0; x < RB; x++) {
+      av_f o = av_load(O + x * ldo + d);
+      for (int y = 0; y < KB; y++)
+        o = av_fma(pb[x][y], vv[y], o);
+      av_store(O + x * ldo + d, o);
+    }
+  }
+}
+
+ATT_ALWAYS_INLINE void pv_rows_rb(const int RB, const int BF, const float *P, int64_t ldp,
+                                  int64_t nk, const void *V, int64_t ldv, int64_t dvl, float *O,
+                                  int64_t ldo, int64_t pf) {
+  int64_t j = 0;
+  for (; j + ATT_PV_KB <= nk; j += ATT_PV_KB)
+    pv_rows_keys(RB, ATT_PV_KB, BF, P, ldp, j, V, ldv, dvl, O, ldo, pf);
+  for (; j < nk; j++)
+    pv_rows_keys(RB, 1, BF, P, ldp, j, V, ldv, dvl, O, ldo, pf);
+}
+
+/* (groups of 4 rows; the first prefetches, the others find V in L1/L2) */
+ATT_ALWAYS_INLINE void pv_rows(const int BF, const float *P, int64_t R, int64_t ldp, int64_t nk,
+                               const void *V, int64_t ldv, int64_t dvl, float *O, int64_t ldo,
+                               int64_t pf) {
+  int64_t r = 0;
+  for (; r + 4 <= R; r += 4, pf = 0)
+    pv_rows_rb(4, BF, P + r * ldp, ldp, nk, V, ldv, dvl, O + r * ldo, ldo, pf);
+  switch (R - r) {
+  case 3:
+    pv_rows_rb(3, BF, P + r * ldp, ldp, nk, V, ldv, dvl, O + r * ldo, ldo, pf);
+    break;
+  case 2:
+    pv_rows_rb(2, BF, P + r * ldp, ldp, nk, V, ldv, dvl, O + r * ldo, ldo, pf);
+    break;
+  case 1:
+    pv_rows_rb(1, BF, P + r * ldp, ldp, nk, V, ldv, dvl, O + r * ldo, ldo, pf);
+    break;
+  default:
+    break;
+  }
+}
+#endif
+
 /* O[r] += sum_j P[r][j] V[j] over R rows; V rows f32, or bf16 when bf;
  * V rows pf ahead prefetched (0: none). */
 static void pv(int bf, const float *P, int64_t R, int64_t ldp, int64_t nk, const void *V,
                int64_t ldv, int64_t dvl, float *O, int64_t ldo, int64_t pf) {
+#ifdef AV_PV_STREAM
+  if (R < AV_PV_STREAM) {
+    if (bf)
+      pv_rows(1, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
+    else
+      pv_rows(0, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
+    return;
+  }
+#endif
   if (bf)
     pv_bf(1, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
   else
