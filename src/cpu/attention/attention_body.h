@@ -335,6 +335,17 @@ ATT_ALWAYS_INLINE void pv_rows(const int BF, const float *P, int64_t R, int64_t 
     break;
   }
 }
+/* (one function a dtype, each in a frame of its own, not pv's) */
+__attribute__((noinline)) static void pv_rows_f32(const float *P, int64_t R, int64_t ldp,
+                                                  int64_t nk, const void *V, int64_t ldv,
+                                                  int64_t dvl, float *O, int64_t ldo, int64_t pf) {
+  pv_rows(0, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
+}
+__attribute__((noinline)) static void pv_rows_bf16(const float *P, int64_t R, int64_t ldp,
+                                                   int64_t nk, const void *V, int64_t ldv,
+                                                   int64_t dvl, float *O, int64_t ldo, int64_t pf) {
+  pv_rows(1, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
+}
 #endif
 
 /* O[r] += sum_j P[r][j] V[j] over R rows; V rows f32, or bf16 when bf;
@@ -343,10 +354,7 @@ static void pv(int bf, const float *P, int64_t R, int64_t ldp, int64_t nk, const
                int64_t ldv, int64_t dvl, float *O, int64_t ldo, int64_t pf) {
 #ifdef AV_PV_STREAM
   if (R < AV_PV_STREAM) {
-    if (bf)
-      pv_rows(1, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
-    else
-      pv_rows(0, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
+    (bf ? pv_rows_bf16 : pv_rows_f32)(P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
     return;
   }
 #endif
