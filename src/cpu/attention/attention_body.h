@@ -3,7 +3,9 @@
  * after their att_vec_<isa>.h (AV_W lanes, AV_NV vectors per micro-tile
  * row, av_* operations; optionally AV_RB, the rows of a micro-tile, 4 by
  * default, AV_KT_PACK, the tile transpose, att_kt_pack by default, and
- * AV_EXP_SUM, a score row's exp and sum, att_exp_sum by default).
+ * AV_EXP_SUM, a score row's exp and sum, att_exp_sum by default; and
+ * AV_PV_STREAM, a row count below which P V runs by rows of V, pv_rows,
+ * undefined by default).
  *
  * One unit: pack its R query vectors (times the scale, f32, rows padded with
  * zeros to Dp), then for each tile of up to EMLX_ATT_BK keys:
@@ -12,7 +14,8 @@
  *                   over it)
  *   mask S         (hidden keys score -FLT_MAX, additive masks add)
  *   online softmax (m, l, acc rescaled by exp(m_old - m_new); S becomes P)
- *   acc += P V     (AV_RB-row x AV_NV-vector micro-tiles)
+ *   acc += P V     (AV_RB-row x AV_NV-vector micro-tiles; or, units of fewer
+ *                   than AV_PV_STREAM rows, V row by row into acc in L1)
  * f32 K/V rows with unit stride and D a multiple of AV_W are read in place
  * (and prefetched ATT_PF_BYTES ahead); other dtypes and layouts are
  * converted tile by tile into scratch. */
@@ -270,13 +273,13 @@ ATT_ALWAYS_INLINE void pv_bf(const int BF, const float *P, int64_t R, int64_t ld
 }
 
 #ifdef AV_PV_STREAM
-/* P V by rows of V (a unit's AV_PV_STREAM-ATT_PV_KB rows or fewer: decode):
+/* P V by rows of V (units of fewer than AV_PV_STREAM rows: decode):
  * KB rows of V at a time, each read once, front to back, into RB rows of O
  * kept in memory (L1): the strips of pv_bf walk each column block down all
  * the tile's rows, a pattern the hardware prefetchers follow poorly when V
  * comes from memory. Each O element still sums over j in order, one FMA a
  * key, so the result is pv_bf's to the bit. */
-#define ATT_PV_KB 2
+#define ATT_PV_KB 2 /* keys a pass: RB x 2 broadcasts of P stay in registers (4: slower) */
 ATT_ALWAYS_INLINE void pv_rows_keys(const int RB, const int KB, const int BF, const float *P,
                                     int64_t ldp, int64_t j, const void *V, int64_t ldv, int64_t dvl,
                                     float *O, int64_t ldo, int64_t pf) {
