@@ -3,7 +3,8 @@
  * 8, the decode (split keys) and prefill (transposed tiles) paths, causal
  * masks with T_q < T_kv and T_q > T_kv, bool / additive / key masks with
  * fully masked rows, sinks, strided views, T_kv = 0, the micro-tile edges
- * (rows and keys past whole blocks, D not a multiple of the vector), scores
+ * (rows and keys past whole blocks, D not a multiple of the vector), the
+ * row-by-row P V of units of fewer than 8 rows (1-3 row tails, odd keys), scores
  * wide enough that most weights underflow exp; and the error cases. */
 #include "att_ref.h"
 
@@ -198,6 +199,21 @@ static void test_values(void) {
         {"prefill g8 causal Tq < Tkv", dt, 1, 16, 2, 37, 50, 40, 40, 1, 0, 0, false, false, false,
          false, false},
         {"decode g4 key tails D_v 56", dt, 1, 8, 2, 1, 130, 24, 56, 0, 0, 0, false, false, false,
+         false, false},
+        /* P V by rows of V (units of R < 8 on avx2): groups of 4 rows with 1-3 row tails
+         * (R = 1, 2, 5 = 4 + 1, 6 = 4 + 2, 7 = 4 + 3), odd key counts (a 1-key tail of the
+         * 2-key blocks, tiles past whole 64s), D_v 8, 12 (converted rows, padded), 40, 56;
+         * sinks and fully masked rows */
+        {"rows P V g1 T_kv 129 D_v 56", dt, 1, 2, 2, 1, 129, 32, 56, 0, 0, 0, false, false, false,
+         false, false},
+        {"rows P V g2 D_v 12", dt, 1, 4, 2, 1, 77, 16, 12, 0, 0, 0, false, false, false, false,
+         false},
+        {"rows P V g3 T_q 2 (R 6)", dt, 1, 6, 2, 2, 101, 24, 40, 0, 0, 0, false, false, false,
+         false, false},
+        {"rows P V g5 sinks", dt, 1, 10, 2, 1, 65, 16, 24, 0, 0, 0, false, true, false, false,
+         false},
+        {"rows P V g7 D_v 8", dt, 1, 7, 1, 1, 63, 8, 8, 0, 0, 0, false, false, false, false, false},
+        {"rows P V g4 bool mask dead rows", dt, 2, 8, 2, 1, 67, 32, 56, 0, 1, 4, false, false, true,
          false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

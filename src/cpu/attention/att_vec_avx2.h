@@ -12,6 +12,8 @@
 /* 6 rows x 2 vectors: 12 accumulators of the 16 registers (4 x 2 leaves 8
  * FMA chains in flight, too few for two FMA pipes of latency 4-5) */
 #define AV_RB 6
+/* units of fewer rows (decode) run P V by rows of V (pv_rows) */
+#define AV_PV_STREAM 8
 #define AV_KT_PACK av_kt_pack
 #define AV_EXP_SUM av_exp_sum
 typedef __m256 av_f;

@@ -3,7 +3,9 @@
  * after their att_vec_<isa>.h (AV_W lanes, AV_NV vectors per micro-tile
  * row, av_* operations; optionally AV_RB, the rows of a micro-tile, 4 by
  * default, AV_KT_PACK, the tile transpose, att_kt_pack by default, and
- * AV_EXP_SUM, a score row's exp and sum, att_exp_sum by default).
+ * AV_EXP_SUM, a score row's exp and sum, att_exp_sum by default; and
+ * AV_PV_STREAM, a row count below which P V runs by rows of V, pv_rows,
+ * undefined by default).
  *
  * One unit: pack its R query vectors (times the scale, f32, rows padded with
  * zeros to Dp), then for each tile of up to EMLX_ATT_BK keys:
@@ -12,7 +14,8 @@
  *                   over it)
  *   mask S         (hidden keys score -FLT_MAX, additive masks add)
  *   online softmax (m, l, acc rescaled by exp(m_old - m_new); S becomes P)
- *   acc += P V     (AV_RB-row x AV_NV-vector micro-tiles)
+ *   acc += P V     (AV_RB-row x AV_NV-vector micro-tiles; or, units of fewer
+ *                   than AV_PV_STREAM rows, V row by row into acc in L1)
  * f32 K/V rows with unit stride and D a multiple of AV_W are read in place
  * (and prefetched ATT_PF_BYTES ahead); other dtypes and layouts are
  * converted tile by tile into scratch. */
@@ -269,10 +272,95 @@ ATT_ALWAYS_INLINE void pv_bf(const int BF, const float *P, int64_t R, int64_t ld
   }
 }
 
+#ifdef AV_PV_STREAM
+/* P V by rows of V (units of fewer than AV_PV_STREAM rows: decode):
+ * KB rows of V at a time, each read once, front to back, into RB rows of O
+ * kept in memory (L1): the strips of pv_bf walk each column block down all
+ * the tile's rows, a pattern the hardware prefetchers follow poorly when V
+ * comes from memory. Each O element still sums over j in order, one FMA a
+ * key, so the result is pv_bf's to the bit. */
+#define ATT_PV_KB 2 /* keys a pass: RB x 2 broadcasts of P stay in registers (4: slower) */
+ATT_ALWAYS_INLINE void pv_rows_keys(const int RB, const int KB, const int BF, const float *P,
+                                    int64_t ldp, int64_t j, const void *V, int64_t ldv, int64_t dvl,
+                                    float *O, int64_t ldo, int64_t pf) {
+  av_f pb[4][ATT_PV_KB];
+  const void *vr[ATT_PV_KB], *vp[ATT_PV_KB];
+  for (int y = 0; y < KB; y++) {
+    vr[y] = att_row(BF, V, j + y, ldv);
+    vp[y] = att_row(BF, V, j + y + pf, ldv);
+    for (int x = 0; x < RB; x++)
+      pb[x][y] = av_set1(P[x * ldp + j + y]);
+  }
+  for (int64_t d = 0; d < dvl; d += AV_W) {
+    av_f vv[ATT_PV_KB];
+    for (int y = 0; y < KB; y++) {
+      if (pf)
+        att_prefetch(BF, vp[y], d);
+      vv[y] = att_load_row(BF, vr[y], d);
+    }
+    for (int x = 0; x < RB; x++) {
+      av_f o = av_load(O + x * ldo + d);
+      for (int y = 0; y < KB; y++)
+        o = av_fma(pb[x][y], vv[y], o);
+      av_store(O + x * ldo + d, o);
+    }
+  }
+}
+
+ATT_ALWAYS_INLINE void pv_rows_rb(const int RB, const int BF, const float *P, int64_t ldp,
+                                  int64_t nk, const void *V, int64_t ldv, int64_t dvl, float *O,
+                                  int64_t ldo, int64_t pf) {
+  int64_t j = 0;
+  for (; j + ATT_PV_KB <= nk; j += ATT_PV_KB)
+    pv_rows_keys(RB, ATT_PV_KB, BF, P, ldp, j, V, ldv, dvl, O, ldo, pf);
+  for (; j < nk; j++)
+    pv_rows_keys(RB, 1, BF, P, ldp, j, V, ldv, dvl, O, ldo, pf);
+}
+
+/* (groups of 4 rows; the first prefetches, the others find V in L1/L2) */
+ATT_ALWAYS_INLINE void pv_rows(const int BF, const float *P, int64_t R, int64_t ldp, int64_t nk,
+                               const void *V, int64_t ldv, int64_t dvl, float *O, int64_t ldo,
+                               int64_t pf) {
+  int64_t r = 0;
+  for (; r + 4 <= R; r += 4, pf = 0)
+    pv_rows_rb(4, BF, P + r * ldp, ldp, nk, V, ldv, dvl, O + r * ldo, ldo, pf);
+  switch (R - r) {
+  case 3:
+    pv_rows_rb(3, BF, P + r * ldp, ldp, nk, V, ldv, dvl, O + r * ldo, ldo, pf);
+    break;
+  case 2:
+    pv_rows_rb(2, BF, P + r * ldp, ldp, nk, V, ldv, dvl, O + r * ldo, ldo, pf);
+    break;
+  case 1:
+    pv_rows_rb(1, BF, P + r * ldp, ldp, nk, V, ldv, dvl, O + r * ldo, ldo, pf);
+    break;
+  default:
+    break;
+  }
+}
+/* (one function a dtype, each in a frame of its own, not pv's) */
+__attribute__((noinline)) static void pv_rows_f32(const float *P, int64_t R, int64_t ldp,
+                                                  int64_t nk, const void *V, int64_t ldv,
+                                                  int64_t dvl, float *O, int64_t ldo, int64_t pf) {
+  pv_rows(0, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
+}
+__attribute__((noinline)) static void pv_rows_bf16(const float *P, int64_t R, int64_t ldp,
+                                                   int64_t nk, const void *V, int64_t ldv,
+                                                   int64_t dvl, float *O, int64_t ldo, int64_t pf) {
+  pv_rows(1, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
+}
+#endif
+
 /* O[r] += sum_j P[r][j] V[j] over R rows; V rows f32, or bf16 when bf;
  * V rows pf ahead prefetched (0: none). */
 static void pv(int bf, const float *P, int64_t R, int64_t ldp, int64_t nk, const void *V,
                int64_t ldv, int64_t dvl, float *O, int64_t ldo, int64_t pf) {
+#ifdef AV_PV_STREAM
+  if (R < AV_PV_STREAM) {
+    (bf ? pv_rows_bf16 : pv_rows_f32)(P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
+    return;
+  }
+#endif
   if (bf)
     pv_bf(1, P, R, ldp, nk, V, ldv, dvl, O, ldo, pf);
   else
