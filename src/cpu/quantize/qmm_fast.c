@@ -358,8 +358,10 @@ bool emlx_cpu_qmm_fast_int_dot(bool on) { return atomic_exchange(&int_dot_on, on
  * 65536 * h + 256 * m + l with h, m, l int8 (l the low byte as signed, then
  * m likewise of (c - l) / 256, h the rest, in -127 .. 127), laid out per
  * chunk of vb bytes of a packed row (vb * ppb elements): h of part s (the
- * elements at s, s + ppb, ...) for s < ppb, then m of each, then l; elements
- * past K are 0. A code is off x by at most xsc / 2 = max|x| / 16711422 of
+ * elements at s, s + ppb, ...) for s < ppb, then m of each, then l (8-bit
+ * codes, EMLX_QK_IA8: the int16 words 256 * h + m, little-endian, in the
+ * bytes of h and m, then l: the AVX2 unit's vpmaddwd; the AVX-512 unit lays
+ * out its own x); elements past K are 0. A code is off x by at most xsc / 2 = max|x| / 16711422 of
  * its group (about 2^-24, f32's own rounding of it). xs: per group, the sum
  * of x (affine) or of the coded x (e2m1, whose codes carry an offset).
  * false: a group is not finite, or so small (below 2^-100) that xsc would
@@ -405,8 +407,14 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
       int32_t m8 = ((c1 & 0xff) ^ 0x80) - 0x80, h = (c1 - m8) / 256;
       int8_t *ch = d + (e >> ce_sh) * cb;
       int64_t part = e & (ppb - 1), j = (e & ((1 << ce_sh) - 1)) >> (ppb - 1);
-      ch[part * vb + j] = (int8_t)h;
-      ch[(ppb + part) * vb + j] = (int8_t)m8;
+      if (p->kind == EMLX_QK_IA8) { /* the word 256 h + m (int16, little-endian), then l */
+        const uint16_t hw = (uint16_t)(int16_t)(256 * h + m8);
+        ch[2 * j] = (int8_t)(hw & 0xff);
+        ch[2 * j + 1] = (int8_t)(hw >> 8);
+      } else {
+        ch[part * vb + j] = (int8_t)h;
+        ch[(ppb + part) * vb + j] = (int8_t)m8;
+      }
       ch[(2 * ppb + part) * vb + j] = (int8_t)l;
       csum += c;
       if (((e + 1) & (gs - 1)) == 0) {

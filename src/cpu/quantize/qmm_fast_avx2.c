@@ -2,9 +2,9 @@
  * kernels (qmm_fast_body.h): 8 lanes; nibbles and 2-bit codes by mask and
  * shift, e2m1 through a vpshufb table of twice the value (exact int8; the
  * scale carries the 1/2), e4m3 through the f16 bit pattern (MLX's FromFP8).
- * The integer decode path (4-bit codes, and 8-bit codes as two nibbles)
- * multiplies with vpmaddubsw, whose int16 pair sums cannot saturate for
- * codes <= 24 and int8 x (2 * 24 * 128). */
+ * The integer decode path multiplies 4-bit codes with vpmaddubsw, whose
+ * int16 pair sums cannot saturate for codes <= 24 and int8 x (2 * 24 *
+ * 128), and 8-bit codes, zero-extended to words, with vpmaddwd. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -82,17 +82,23 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 
 /* ---- integer decode path: vpmaddubsw + vpmaddwd ---- */
 #define QI_VB 32
-#define QI_A8 2 /* in nibbles: 255 * 128 * 2 would saturate vpmaddubsw */
+/* 8-bit codes as 16-bit words times x's 16-bit high word (256 h + m) and its
+ * low byte l with vpmaddwd: 4 multiplies per 32 codes, against 12 for
+ * vpmaddubsw on nibbles (QI_A8 2; 255 * 128 * 2 would saturate it on whole
+ * bytes), which made M = 1 compute-bound on Zen 2 (one multiply pipe) */
+#define QI_A8 3
 #define QI_AB 0
 /* Rows of x the integer path takes: vpmaddubsw and vpmaddwd share one pipe
- * on the AVX2 parts measured (AMD EPYC, Zen 2 class), so from 2 x rows
- * (8-bit codes, 6 products per 32 codes) or 4 (4-bit codes) up to the
- * decode path's 8 the f32 decode path, which decodes each chunk once for
- * all the rows, is faster (thread CPU time of one thread, M = 1 .. 8, and
- * bench_quant --no-int-dot at M = 1 and 8); past 8 rows
- * its alternative is the prefill path's unpacking, and the integer path
- * keeps them. */
-#define QI_TAKES_M(kind, M) ((M) < ((kind) == EMLX_QK_IA8 ? 2 : 4) || (M) > EMLX_QMM_DECODE_MAX_M)
+ * on the AVX2 parts measured (AMD EPYC, Zen 2 class), so for 4-bit codes
+ * from 4 x rows up to the decode path's 8 the f32 decode path, which decodes
+ * each chunk once for all the rows, is faster (thread CPU time of one
+ * thread, M = 1 .. 8, and bench_quant --no-int-dot at M = 1 and 8); past 8
+ * rows its alternative is the prefill path's unpacking, and the integer path
+ * keeps them. 8-bit codes (vpmaddwd, 4 multiplies per 32 codes and x row)
+ * take it at every M: at M = 8, where the f32 path's shared decode counts
+ * most, one thread: 31.6 ms against 46.0 ms (bench_quant --threads 1
+ * --case qmm_affine8_g64_m8, with and without --no-int-dot). */
+#define QI_TAKES_M(kind, M) ((kind) == EMLX_QK_IA8 || (M) < 4 || (M) > EMLX_QMM_DECODE_MAX_M)
 static int qi_ab_ok(void) { return 0; }
 static inline __m256i qi_unpack_bits(__m256i v, __m256i perm, __m256i shift) {
   (void)perm, (void)shift;
@@ -134,6 +140,21 @@ static inline vf qi_bf16(const uint16_t *h) {
 static inline vi qi_dot(vi acc, vi w, const int8_t *x) {
   __m256i pr = _mm256_maddubs_epi16(w, _mm256_loadu_si256((const __m256i *)x));
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pr, _mm256_set1_epi16(1)));
+}
+
+/* 8-bit codes: the 32 bytes at p as 16-bit words, bytes 0 .. 15 to lo, 16 .. 31 to hi */
+static inline void qi_w16(const uint8_t *p, vi *lo, vi *hi) {
+  *lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
+  *hi = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)));
+}
+/* acc + per int32 lane the sum of 2 products of 16-bit words of w and of x
+ * (16 words from memory), or of x's 16 bytes sign-extended (qi_dotwb) */
+static inline vi qi_dotw(vi acc, vi w, const int16_t *x) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(w, _mm256_loadu_si256((const __m256i *)x)));
+}
+static inline vi qi_dotwb(vi acc, vi w, const int8_t *x) {
+  __m256i xw = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)x));
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(w, xw));
 }
 
 #include "qmm_fast_body.h"

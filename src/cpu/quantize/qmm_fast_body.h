@@ -18,7 +18,12 @@
  * and, for the integer decode path (optional), QI_VB (bytes of vi), QI_TARGET
  * (the attribute its functions need), QI_A8 (1: 8-bit codes too, whole
  * bytes; 2: 8-bit codes split into nibbles, for qi_dot's that saturate past
- * 15 * 128 * 2), qi_ok()
+ * 15 * 128 * 2; 3: 8-bit codes as 16-bit words, times x's 16-bit word
+ * 256 h + m and its byte l, with qi_w16(p, lo, hi): the 32 code bytes at p
+ * as words, qi_dotw(acc, w, x) / qi_dotwb(acc, w, x): acc + per int32 lane
+ * the sum of 2 products of words of w and of x's words / sign-extended
+ * bytes; the x the driver lays out per chunk then holds the words, then l),
+ * qi_ok()
  * (the CPU has what it needs), vi, qi_zero, qi_loadu, qi_and, qi_srli16_4,
  * qi_set1_8, qi_shuf (a 16-entry byte table per 128 bits), qi_slli8,
  * qi_cvt (int32 lanes to vf), qi_dot(acc, w, x): acc + per int32 lane the
@@ -314,7 +319,8 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   const int ppb = kind == EMLX_QK_IA8 || kind == EMLX_QK_IAB ? 1 : 2;
   /* a step: QI_VB units; a unit: a code byte (4-bit, 8-bit codes) or a code
    * (EMLX_QK_IAB: 8 codes of b bits are b bytes, unpacked to a byte each) */
-  const bool ab = kind == EMLX_QK_IAB, nib8 = kind == EMLX_QK_IA8 && QI_A8 == 2;
+  const bool ab = kind == EMLX_QK_IAB, nib8 = kind == EMLX_QK_IA8 && QI_A8 == 2,
+             w16 = kind == EMLX_QK_IA8 && QI_A8 == 3;
   const int64_t G = p->groups, rb = p->row_bytes;
   const int64_t gunits = ab ? p->gs : (int64_t)p->gs * p->bits / 8;
   const int sh = __builtin_ctzll((unsigned long long)gunits); /* a power of 2 */
@@ -406,6 +412,12 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
       vi w[4][2];
       for (int r = 0; r < NR; r++) {
         _mm_prefetch((const char *)pw[r] + b, _MM_HINT_T0);
+#if QI_A8 == 3
+        if (w16) { /* 8-bit codes as 16-bit words (a row is whole chunks: gs >= QI_VB) */
+          qi_w16(wr[r] + b, &w[r][0], &w[r][1]);
+          continue;
+        }
+#endif
         vi raw = qi_wload(wr[r] + b, rb - b);
         if (ab) {
           w[r][0] = qi_and(qi_unpack_bits(raw, abperm, abshift), abmask);
@@ -432,6 +444,17 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
           vi h = qi_dot(qi_zero(), w[r][0], x);
           vi m = qi_dot(qi_zero(), w[r][0], x + ppb * QI_VB);
           vi ml = qi_dot(qi_zero(), w[r][0], x + 2 * ppb * QI_VB);
+#if QI_A8 == 3
+          if (w16) { /* c = 256 * hw + l: hw (words) and l sums apart, hw's / 256 in hacc */
+            const int16_t *xw = (const int16_t *)(const void *)x;
+            vi hw = qi_dotw(qi_dotw(qi_zero(), w[r][0], xw), w[r][1], xw + QI_VB / 2);
+            vi lo = qi_dotwb(qi_dotwb(qi_zero(), w[r][0], x + 2 * QI_VB), w[r][1],
+                             x + 2 * QI_VB + QI_VB / 2);
+            acc[r][i] = qf_fma(qi_cvt(lo), sc, acc[r][i]);
+            hacc[r][i] = qf_fma(qi_cvt(hw), sc, hacc[r][i]);
+            continue;
+          }
+#endif
           if (nib8) { /* each nibble's full sum fits int32; the high one's, / 16, in hacc */
             vi h1 = qi_dot(qi_zero(), w[r][1], x);
             vi m1 = qi_dot(qi_zero(), w[r][1], x + QI_VB);
@@ -461,7 +484,8 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
       p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) +
-                               (nib8       ? 16.0f * qf_hsum(hacc[r][i])
+                               (w16        ? 256.0f * qf_hsum(hacc[r][i])
+                                : nib8     ? 16.0f * qf_hsum(hacc[r][i])
                                 : ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i])
                                            : 0.0f) +
                                qf_hsum(bacc[r][i]);
