@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include "simd/transpose_avx2.h"
 #include "simd/vec_avx2.h"
 
 #define AV_W 8
@@ -98,23 +99,10 @@ static inline void av_kt_pack(const float *K, int64_t ldk, int64_t nk, int64_t n
       __m256 r[8];
       for (int x = 0; x < 8; x++)
         r[x] = x < n ? _mm256_loadu_ps(kr + x * ldk + d) : _mm256_setzero_ps();
-      __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-      __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-      __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-      __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-      __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-      __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-      __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-      __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      vl_transpose8_ps(r);
       float *o = KT + d * ldkt + j0;
-      _mm256_storeu_ps(o + 0 * ldkt, _mm256_permute2f128_ps(u0, u4, 0x20));
-      _mm256_storeu_ps(o + 1 * ldkt, _mm256_permute2f128_ps(u1, u5, 0x20));
-      _mm256_storeu_ps(o + 2 * ldkt, _mm256_permute2f128_ps(u2, u6, 0x20));
-      _mm256_storeu_ps(o + 3 * ldkt, _mm256_permute2f128_ps(u3, u7, 0x20));
-      _mm256_storeu_ps(o + 4 * ldkt, _mm256_permute2f128_ps(u0, u4, 0x31));
-      _mm256_storeu_ps(o + 5 * ldkt, _mm256_permute2f128_ps(u1, u5, 0x31));
-      _mm256_storeu_ps(o + 6 * ldkt, _mm256_permute2f128_ps(u2, u6, 0x31));
-      _mm256_storeu_ps(o + 7 * ldkt, _mm256_permute2f128_ps(u3, u7, 0x31));
+      for (int x = 0; x < 8; x++)
+        _mm256_storeu_ps(o + x * ldkt, r[x]);
     }
     for (int64_t d = D8; d < D; d++)
       for (int x = 0; x < 8; x++)

@@ -14,6 +14,7 @@
 
 #include "convert.h"
 #include "matmul.h"
+#include "simd/transpose_avx2.h"
 
 #define MR 6
 #define NR 16
@@ -75,26 +76,6 @@ static void pack_a(const emlx_gemm *g, int64_t i0, int64_t kpad, void *dst) {
   }
 }
 
-/* The 8 x 8 transpose of the floats in r[0..7] (row t to column t). */
-static inline void transpose8(__m256 r[8]) {
-  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
-
 /* B as [k][NR] floats over rows [k0, k1) of the padded K. */
 static void pack_b(const emlx_gemm *g, int64_t j0, int64_t k0, int64_t k1, void *dst) {
   emlx_dtype dt = g->dtype;
@@ -114,7 +95,7 @@ static void pack_b(const emlx_gemm *g, int64_t j0, int64_t k0, int64_t k1, void 
                                  dt)
                         : _mm256_setzero_ps();
         }
-        transpose8(r);
+        vl_transpose8_ps(r);
         for (int t = 0; t < 8; t++)
           _mm256_storeu_ps(d + t * NR + half * 8, r[t]);
       }
