@@ -19,12 +19,13 @@
  * in L1/L2 and a register-blocked FMA micro-kernel reuses it over all rows
  * of x. Nothing dequantized is written to memory beyond those panels.
  * Integer decode path (transpose, M <= 32, every format but mxfp8; AVX-512
- * with VNNI + VBMI, or AVX2 for 4-bit codes and, split into nibbles, affine
- * 8-bit codes; AVX2 takes 4-bit codes for M < 4, 8-bit codes for M = 1,
- * both for M > 8, the f32 decode path being faster between): x is coded
+ * with VNNI + VBMI, or AVX2 for 4-bit codes and, as 16-bit words, affine
+ * 8-bit codes; AVX2 takes 8-bit codes at every M, 4-bit codes for M < 4 and
+ * M > 8, the f32 decode path being faster between): x is coded
  * per group of gs elements in 24 bits (x ~ xsc * c, |c| <= 8355711,
  * xsc = max|x| / 8355711) and the codes' dot products with
- * x's three int8 parts are exact int32 sums, scaled into f32 per group; a
+ * x's three int8 parts (AVX2's 8-bit codes: its word 256 h + m and its
+ * byte l) are exact int32 sums, scaled into f32 per group; a
  * code is off x by at most max|x over its group| / 16711422 (about f32's
  * rounding of it), so results stay within the f32 tolerances below. x with
  * NaN, Inf or groups below 2^-100 takes the f32 path. W streams with

@@ -84,7 +84,7 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 #define QI_VB 32
 /* 8-bit codes as 16-bit words times x's 16-bit high word (256 h + m) and its
  * low byte l with vpmaddwd: 4 multiplies per 32 codes, against 12 for
- * vpmaddubsw on nibbles (QI_A8 2; 255 * 128 * 2 would saturate it on whole
+ * vpmaddubsw on the codes' nibbles (255 * 128 * 2 would saturate it on whole
  * bytes), which made M = 1 compute-bound on Zen 2 (one multiply pipe) */
 #define QI_A8 3
 #define QI_AB 0

@@ -17,8 +17,7 @@
  *   qf_interleave(a, b, o0, o1): o0, o1 = a0 b0 a1 b1 ... (natural order of a split chunk)
  * and, for the integer decode path (optional), QI_VB (bytes of vi), QI_TARGET
  * (the attribute its functions need), QI_A8 (1: 8-bit codes too, whole
- * bytes; 2: 8-bit codes split into nibbles, for qi_dot's that saturate past
- * 15 * 128 * 2; 3: 8-bit codes as 16-bit words, times x's 16-bit word
+ * bytes; 3: 8-bit codes as 16-bit words, times x's 16-bit word
  * 256 h + m and its byte l, with qi_w16(p, lo, hi): the 32 code bytes at p
  * as words, qi_dotw(acc, w, x) / qi_dotwb(acc, w, x): acc + per int32 lane
  * the sum of 2 products of words of w and of x's words / sign-extended
@@ -319,8 +318,7 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   const int ppb = kind == EMLX_QK_IA8 || kind == EMLX_QK_IAB ? 1 : 2;
   /* a step: QI_VB units; a unit: a code byte (4-bit, 8-bit codes) or a code
    * (EMLX_QK_IAB: 8 codes of b bits are b bytes, unpacked to a byte each) */
-  const bool ab = kind == EMLX_QK_IAB, nib8 = kind == EMLX_QK_IA8 && QI_A8 == 2,
-             w16 = kind == EMLX_QK_IA8 && QI_A8 == 3;
+  const bool ab = kind == EMLX_QK_IAB, w16 = kind == EMLX_QK_IA8 && QI_A8 == 3;
   const int64_t G = p->groups, rb = p->row_bytes;
   const int64_t gunits = ab ? p->gs : (int64_t)p->gs * p->bits / 8;
   const int sh = __builtin_ctzll((unsigned long long)gunits); /* a power of 2 */
@@ -352,7 +350,7 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   }
   const vi m4 = qi_set1_8(0x0f);
   const vi lut = qi_f4_lut();
-  /* hacc, 8-bit codes: the h parts of x, / 65536 (QI_A8 1), or the high nibbles, / 16 (2) */
+  /* hacc, 8-bit codes: the h parts of x, / 65536 (QI_A8 1), or x's words, / 256 (3) */
   vf acc[4][4], bacc[4][4], hacc[4][4];
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
@@ -421,11 +419,8 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
         vi raw = qi_wload(wr[r] + b, rb - b);
         if (ab) {
           w[r][0] = qi_and(qi_unpack_bits(raw, abperm, abshift), abmask);
-        } else if (ppb == 1 && !nib8) {
+        } else if (ppb == 1) {
           w[r][0] = raw;
-        } else if (ppb == 1) { /* 8-bit codes: 16 * high nibble + low nibble */
-          w[r][0] = qi_and(raw, m4);
-          w[r][1] = qi_and(qi_srli16_4(raw), m4);
         } else {
           w[r][0] = qi_and(raw, m4);
           w[r][1] = qi_and(qi_srli16_4(raw), m4);
@@ -440,10 +435,6 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
         const int8_t *x = xq[i] + xo;
         for (int r = 0; r < NR; r++) {
           const vf sc = qi_perm(idx, cs[r][i]);
-          /* three independent chains (h, m, l), joined by shifts */
-          vi h = qi_dot(qi_zero(), w[r][0], x);
-          vi m = qi_dot(qi_zero(), w[r][0], x + ppb * QI_VB);
-          vi ml = qi_dot(qi_zero(), w[r][0], x + 2 * ppb * QI_VB);
 #if QI_A8 == 3
           if (w16) { /* c = 256 * hw + l: hw (words) and l sums apart, hw's / 256 in hacc */
             const int16_t *xw = (const int16_t *)(const void *)x;
@@ -455,18 +446,10 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
             continue;
           }
 #endif
-          if (nib8) { /* each nibble's full sum fits int32; the high one's, / 16, in hacc */
-            vi h1 = qi_dot(qi_zero(), w[r][1], x);
-            vi m1 = qi_dot(qi_zero(), w[r][1], x + QI_VB);
-            vi l1 = qi_dot(qi_zero(), w[r][1], x + 2 * QI_VB);
-            m = qi_add32(m, qi_slli8(h));
-            ml = qi_add32(ml, qi_slli8(m));
-            m1 = qi_add32(m1, qi_slli8(h1));
-            l1 = qi_add32(l1, qi_slli8(m1));
-            acc[r][i] = qf_fma(qi_cvt(ml), sc, acc[r][i]);
-            hacc[r][i] = qf_fma(qi_cvt(l1), sc, hacc[r][i]);
-            continue;
-          }
+          /* three independent chains (h, m, l), joined by shifts */
+          vi h = qi_dot(qi_zero(), w[r][0], x);
+          vi m = qi_dot(qi_zero(), w[r][0], x + ppb * QI_VB);
+          vi ml = qi_dot(qi_zero(), w[r][0], x + 2 * ppb * QI_VB);
           if (ppb == 2) {
             h = qi_dot(h, w[r][1], x + QI_VB);
             m = qi_dot(m, w[r][1], x + 3 * QI_VB);
@@ -485,7 +468,6 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
     for (int i = 0; i < MB; i++)
       p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) +
                                (w16        ? 256.0f * qf_hsum(hacc[r][i])
-                                : nib8     ? 16.0f * qf_hsum(hacc[r][i])
                                 : ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i])
                                            : 0.0f) +
                                qf_hsum(bacc[r][i]);
