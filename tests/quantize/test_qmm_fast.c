@@ -246,6 +246,39 @@ static void test_int_dot_outliers(void) {
   }
 }
 
+/* x whose groups hold one element of magnitude 1 and the rest below 1e-4:
+ * those codes are under 2^10, so their low bytes l carry them nearly whole,
+ * and a wrong or dropped l part of the dot products moves the sums far past
+ * the bound (which the random x of test_int_dot hides under f32 rounding). */
+static void test_int_dot_low_bits(void) {
+  tu_rng rng = {2718};
+  struct {
+    int mode, bits, gs;
+    emlx_dtype sdt;
+  } f[] = {{EMLX_QMM_AFFINE, 4, 32, EMLX_FLOAT32},  {EMLX_QMM_AFFINE, 4, 64, EMLX_FLOAT16},
+           {EMLX_QMM_AFFINE, 4, 128, EMLX_FLOAT32}, {EMLX_QMM_AFFINE, 8, 32, EMLX_BFLOAT16},
+           {EMLX_QMM_AFFINE, 8, 64, EMLX_FLOAT32},  {EMLX_QMM_AFFINE, 8, 128, EMLX_FLOAT16},
+           {EMLX_QMM_MXFP4, 4, 32, EMLX_UINT8},     {EMLX_QMM_NVFP4, 4, 16, EMLX_UINT8}};
+  for (int fi = 0; fi < 8; fi++) {
+    const int gs = f[fi].gs;
+    const int64_t M = fi % 3 + 1, N = 13, K = 6 * gs;
+    qmat q = make_qmat(&rng, f[fi].mode, f[fi].bits, gs, true, f[fi].sdt, N, K);
+    float *x = malloc((size_t)(M * K) * sizeof(float)), *out = malloc((size_t)(M * N) * 4);
+    for (int64_t i = 0; i < M * K; i++) {
+      double small = tu_uniform(&rng, 1e-6, 1e-4);
+      x[i] = (float)(i % gs == (i / gs) % gs ? 1.0 : tu_uniform(&rng, -1.0, 1.0) < 0 ? -small
+                                                                                     : small);
+    }
+    emlx_qmm_desc d = desc_of(&q, x, K, M, out, N, false);
+    char what[64];
+    snprintf(what, sizeof what, "int dot low bits %s b%d g%d M%" PRId64, mode_name(f[fi].mode),
+             f[fi].bits, gs, M);
+    CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
+    check_out(&q, x, K, out, N, M, N, K, what);
+    free(x), free(out), free_qmat(&q);
+  }
+}
+
 /* x that 24-bit codes cannot carry: NaN or Inf in a row (its outputs NaN or
  * Inf, the other rows right), or groups below 2^-100 (f32 accuracy kept). */
 static void test_int_dot_nonfinite(void) {
@@ -448,6 +481,7 @@ int main(void) {
   test_decode_blocks();
   test_int_dot();
   test_int_dot_outliers();
+  test_int_dot_low_bits();
   test_int_dot_nonfinite();
   test_gather();
   test_mlx();

@@ -357,11 +357,14 @@ bool emlx_cpu_qmm_fast_int_dot(bool on) { return atomic_exchange(&int_dot_on, on
  * c = round(x / xsc) with xsc = max|x| / QI_C, QI_C = 8355711, so that c =
  * 65536 * h + 256 * m + l with h, m, l int8 (l the low byte as signed, then
  * m likewise of (c - l) / 256, h the rest, in -127 .. 127), laid out per
- * chunk of vb bytes of a packed row (vb * ppb elements): h of part s (the
- * elements at s, s + ppb, ...) for s < ppb, then m of each, then l (8-bit
- * codes, EMLX_QK_IA8: the int16 words 256 * h + m, little-endian, in the
- * bytes of h and m, then l: the AVX2 unit's vpmaddwd; the AVX-512 unit lays
- * out its own x); elements past K are 0. A code is off x by at most xsc / 2 = max|x| / 16711422 of
+ * chunk of vb bytes of a packed row (vb * ppb elements) for the AVX2 unit's
+ * vpmaddwd (the AVX-512 unit lays out its own x): the int16 words 256 * h +
+ * m, little-endian, then the bytes l. 8-bit codes (EMLX_QK_IA8): word j is
+ * element j. 4-bit codes (part s: the elements at s, s + 2, ..., the low /
+ * high nibbles of the chunk's bytes): word k of vector 2 s + t is the
+ * element of byte 2 k + t and part s, then the l of part 0, of part 1.
+ * Otherwise h of each part, then m, then l. Elements past K are 0. A code
+ * is off x by at most xsc / 2 = max|x| / 16711422 of
  * its group (about 2^-24, f32's own rounding of it). xs: per group, the sum
  * of x (affine) or of the coded x (e2m1, whose codes carry an offset).
  * false: a group is not finite, or so small (below 2^-100) that xsc would
@@ -407,10 +410,14 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
       int32_t m8 = ((c1 & 0xff) ^ 0x80) - 0x80, h = (c1 - m8) / 256;
       int8_t *ch = d + (e >> ce_sh) * cb;
       int64_t part = e & (ppb - 1), j = (e & ((1 << ce_sh) - 1)) >> (ppb - 1);
+      const uint16_t hw = (uint16_t)(int16_t)(256 * h + m8);
       if (p->kind == EMLX_QK_IA8) { /* the word 256 h + m (int16, little-endian), then l */
-        const uint16_t hw = (uint16_t)(int16_t)(256 * h + m8);
         ch[2 * j] = (int8_t)(hw & 0xff);
         ch[2 * j + 1] = (int8_t)(hw >> 8);
+      } else if (ppb == 2) { /* word j / 2 of vector 2 * part + j % 2, then l */
+        int8_t *wd = ch + (2 * part + (j & 1)) * vb + (j >> 1) * 2;
+        wd[0] = (int8_t)(hw & 0xff);
+        wd[1] = (int8_t)(hw >> 8);
       } else {
         ch[part * vb + j] = (int8_t)h;
         ch[(ppb + part) * vb + j] = (int8_t)m8;

@@ -82,11 +82,14 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 
 /* ---- integer decode path: vpmaddubsw + vpmaddwd ---- */
 #define QI_VB 32
-/* 8-bit codes as 16-bit words times x's 16-bit high word (256 h + m) and its
- * low byte l with vpmaddwd: 4 multiplies per 32 codes, against 12 for
- * vpmaddubsw on the codes' nibbles (255 * 128 * 2 would saturate it on whole
- * bytes), which made M = 1 compute-bound on Zen 2 (one multiply pipe) */
-#define QI_A8 3
+/* Codes as 16-bit words times x's 16-bit high word (256 h + m) with
+ * vpmaddwd, and code bytes (4-bit) or words (8-bit) times its low byte l
+ * (qi_dtw_block): 4-bit codes take 7 multiplies per 64 codes, against 12
+ * for h, m and l as bytes with vpmaddubsw; 8-bit codes 4 per 32, against 12
+ * for vpmaddubsw on their nibbles (255 * 128 * 2 would saturate it on whole
+ * bytes). A chunk's integer sums are those of the byte kernel. */
+#define QI_A8 1
+#define QI_WORDS 1
 #define QI_AB 0
 /* Rows of x the integer path takes: vpmaddubsw and vpmaddwd share one pipe
  * on the AVX2 parts measured (AMD EPYC, Zen 2 class), so for 4-bit codes
@@ -141,6 +144,24 @@ static inline vi qi_dot(vi acc, vi w, const int8_t *x) {
   __m256i pr = _mm256_maddubs_epi16(w, _mm256_loadu_si256((const __m256i *)x));
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pr, _mm256_set1_epi16(1)));
 }
+
+/* acc + per int32 lane the sum of the 4 products of u8 w0 with int8 bytes at
+ * x0 and of w1 with x1 (codes <= 24: the int16 pairs stay under 2^13) */
+static inline vi qi_dot2(vi w0, const int8_t *x0, vi w1, const int8_t *x1) {
+  __m256i pr = _mm256_add_epi16(_mm256_maddubs_epi16(w0, _mm256_loadu_si256((const __m256i *)x0)),
+                                _mm256_maddubs_epi16(w1, _mm256_loadu_si256((const __m256i *)x1)));
+  return _mm256_madd_epi16(pr, _mm256_set1_epi16(1));
+}
+/* the first left (< 32, a multiple of 4) bytes at p, zeros after: a row's
+ * last, partial chunk, read without a call in the loop */
+static inline vi qi_load_part(const uint8_t *p, int64_t left) {
+  const __m256i at = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)left), at);
+  return _mm256_maskload_epi32((const int *)(const void *)p, m);
+}
+/* the even / odd bytes of v (codes < 256) as 16-bit words */
+static inline vi qi_lo16(vi v) { return _mm256_and_si256(v, _mm256_set1_epi16(0xff)); }
+static inline vi qi_hi16(vi v) { return _mm256_srli_epi16(v, 8); }
 
 /* 8-bit codes: the 32 bytes at p as 16-bit words, bytes 0 .. 15 to lo, 16 .. 31 to hi */
 static inline void qi_w16(const uint8_t *p, vi *lo, vi *hi) {

@@ -16,13 +16,17 @@
  *   qf_store_part(c, v, n, add): the first n lanes of v to c (or added)
  *   qf_interleave(a, b, o0, o1): o0, o1 = a0 b0 a1 b1 ... (natural order of a split chunk)
  * and, for the integer decode path (optional), QI_VB (bytes of vi), QI_TARGET
- * (the attribute its functions need), QI_A8 (1: 8-bit codes too, whole
- * bytes; 3: 8-bit codes as 16-bit words, times x's 16-bit word
- * 256 h + m and its byte l, with qi_w16(p, lo, hi): the 32 code bytes at p
- * as words, qi_dotw(acc, w, x) / qi_dotwb(acc, w, x): acc + per int32 lane
- * the sum of 2 products of words of w and of x's words / sign-extended
- * bytes; the x the driver lays out per chunk then holds the words, then l),
- * qi_ok()
+ * (the attribute its functions need), QI_A8 (1: 8-bit codes too), QI_WORDS
+ * (1: 4-bit and 8-bit codes as 16-bit words times x's 16-bit words 256 h +
+ * m, and code bytes or words times its bytes l, qi_dtw_block, with
+ * qi_w16(p, lo, hi): the 32 code bytes at p as words, qi_lo16(v) /
+ * qi_hi16(v): the even / odd bytes of v as words, qi_dotw(acc, w, x) /
+ * qi_dotwb(acc, w, x): acc + per int32 lane the sum of 2 products of words
+ * of w and of x's words / sign-extended bytes, qi_dot2(w0, x0, w1, x1): per
+ * int32 lane the sum of 4 products of u8 w0 and int8 bytes at x0 and 4 of
+ * w1 and x1, qi_load_part(p, left): a row's last chunk; the x the driver
+ * lays out per chunk then holds the words, then l; 0: codes as bytes times
+ * x's bytes h, m and l, qi_dt_block), qi_ok()
  * (the CPU has what it needs), vi, qi_zero, qi_loadu, qi_and, qi_srli16_4,
  * qi_set1_8, qi_shuf (a 16-entry byte table per 128 bits), qi_slli8,
  * qi_cvt (int32 lanes to vf), qi_dot(acc, w, x): acc + per int32 lane the
@@ -265,6 +269,12 @@ static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
 #define QI_GC 128         /* groups of scales converted to f32 at a time */
 #define QI_PF_BYTES 16384 /* software prefetch distance (the packed rows ahead) */
 
+#ifndef QI_WORDS
+#define QI_WORDS 0 /* codes as bytes against x's bytes h, m and l (qi_dt_block) */
+#endif
+#if QI_WORDS && QI_AB
+#error "qi_dtw_block takes 4-bit and 8-bit codes only"
+#endif
 #ifndef QI_TAKES_M
 #define QI_TAKES_M(kind, M) 1 /* every M the driver offers */
 #endif
@@ -313,16 +323,92 @@ QF_INLINE QI_TARGET vi qi_wload(const uint8_t *w, int64_t left) {
   return qi_loadu(t);
 }
 
+/* The f32 scales (times p->smul) and biases (affine) of packed row r, groups
+ * [g0, g0 + QI_GC) or to the row's end, zero-padded to whole vectors, into
+ * sb and bb; the same groups of the row pf_rows ahead prefetched. */
+QF_INLINE QI_TARGET void qi_row_scales(const emlx_qmm_prob *p, int64_t r, int64_t g0, float *sb,
+                                       float *bb) {
+  const int64_t G = p->groups;
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  const int64_t nc = G - g0 < QI_GC ? G - g0 : QI_GC, ncp = (nc + QI_VL - 1) / QI_VL * QI_VL;
+  if (r + p->pf_rows < p->rows) { /* the scales (and biases) of a row ahead */
+    int64_t es = p->sdt == EMLX_UINT8 ? 1 : p->sdt == EMLX_FLOAT32 ? 4 : 2;
+    int64_t at = ((r + p->pf_rows) * G + g0) * es;
+    for (int64_t o = 0; o < nc * es; o += 64) {
+      _mm_prefetch((const char *)p->scales + at + o, _MM_HINT_T0);
+      if (affine)
+        _mm_prefetch((const char *)p->biases + at + o, _MM_HINT_T0);
+    }
+  }
+  int64_t done = 0;
+  if (p->sdt == EMLX_UINT8 && p->mode == EMLX_QMM_MXFP4) { /* e8m0, in vectors */
+    const uint8_t *sc8 = (const uint8_t *)p->scales + r * G + g0;
+    for (; done + QI_VL <= nc; done += QI_VL)
+      qf_store(sb + done, qf_mul(qi_e8m0(sc8 + done), qf_set1(p->smul)));
+  } else if (affine) { /* f32, f16 or bf16 scales and biases (smul 1), in vectors */
+    const int64_t at = r * G + g0;
+    for (; done + QI_VL <= nc; done += QI_VL) {
+      qf_store(sb + done, qi_load_sdt(p->scales, p->sdt, at + done));
+      qf_store(bb + done, qi_load_sdt(p->biases, p->sdt, at + done));
+    }
+  }
+  if (done < nc)
+    emlx_qmm_load_scales(p, r, g0 + done, nc - done, sb + done);
+  memset(sb + nc, 0, (size_t)(ncp - nc) * sizeof(float));
+  if (affine) {
+    if (done < nc)
+      emlx_qmm_load_biases(p, r, g0 + done, nc - done, bb + done);
+    memset(bb + nc, 0, (size_t)(ncp - nc) * sizeof(float));
+  }
+}
+
+/* A block's rows: of W (wr; pw, the rows to prefetch, p->pf_rows ahead, or
+ * this one at the end) and of the prepared x (codes, sums, code scales). */
+typedef struct qi_rows {
+  const uint8_t *wr[4], *pw[4];
+  const int8_t *xq[4];
+  const float *xs[4], *xc[4];
+} qi_rows;
+
+QF_INLINE qi_rows qi_rows_of(const emlx_qmm_prob *p, int64_t n, int64_t m0, int NR, int MB) {
+  qi_rows t;
+  for (int r = 0; r < NR; r++) {
+    t.wr[r] = (const uint8_t *)p->w + (n + r) * p->row_bytes;
+    t.pw[r] = n + r + p->pf_rows < p->rows ? t.wr[r] + p->pf_rows * p->row_bytes : t.wr[r];
+  }
+  for (int i = 0; i < MB; i++) {
+    t.xq[i] = p->xi + (m0 + i) * p->xi_row;
+    t.xs[i] = p->xsum + (m0 + i) * p->xs_row;
+    t.xc[i] = p->xsc + (m0 + i) * p->xs_row;
+  }
+  return t;
+}
+
+/* Groups [g0, g0 + QI_VL) (at gc of the scales in sb, bb): cs = each W
+ * row's scales times each x row's code scales; bacc += the biases (e2m1:
+ * the offset 12 of the codes) times the sums of x. */
+QF_INLINE QI_TARGET void qi_group_scales(const emlx_qmm_prob *p, const qi_rows *t, int64_t g0,
+                                         int64_t gc, float sb[][QI_GC], float bb[][QI_GC], int NR,
+                                         int MB, vf cs[][4], vf bacc[][4]) {
+  for (int r = 0; r < NR; r++) {
+    vf vs = qf_load(sb[r] + gc);
+    vf vb = p->mode == EMLX_QMM_AFFINE ? qf_load(bb[r] + gc) : qf_mul(vs, qf_set1(-12.0f));
+    for (int i = 0; i < MB; i++) {
+      cs[r][i] = qf_mul(vs, qf_load(t->xc[i] + g0));
+      bacc[r][i] = qf_fma(vb, qf_load(t->xs[i] + g0), bacc[r][i]);
+    }
+  }
+}
+
 QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
                                      const int NR, const int MB) {
   const int ppb = kind == EMLX_QK_IA8 || kind == EMLX_QK_IAB ? 1 : 2;
   /* a step: QI_VB units; a unit: a code byte (4-bit, 8-bit codes) or a code
    * (EMLX_QK_IAB: 8 codes of b bits are b bytes, unpacked to a byte each) */
-  const bool ab = kind == EMLX_QK_IAB, w16 = kind == EMLX_QK_IA8 && QI_A8 == 3;
+  const bool ab = kind == EMLX_QK_IAB;
   const int64_t G = p->groups, rb = p->row_bytes;
   const int64_t gunits = ab ? p->gs : (int64_t)p->gs * p->bits / 8;
   const int sh = __builtin_ctzll((unsigned long long)gunits); /* a power of 2 */
-  const bool affine = p->mode == EMLX_QMM_AFFINE;
   vi abperm = qi_zero(), abshift = qi_zero();
   if (ab) { /* qword q: bytes q * b .. of the step; byte k of it: the code at bit k * b */
     uint8_t t0[QI_VB], t1[QI_VB];
@@ -335,22 +421,12 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
     abshift = qi_loadu(t1);
   }
   const vi abmask = qi_set1_8((char)((1 << p->bits) - 1));
-  const uint8_t *wr[4];
-  const int8_t *xq[4];
-  const float *xs[4], *xc[4];
-  const uint8_t *pw[4]; /* the rows to prefetch: p->pf_rows ahead (or this one, at the end) */
-  for (int r = 0; r < NR; r++) {
-    wr[r] = (const uint8_t *)p->w + (n + r) * rb;
-    pw[r] = n + r + p->pf_rows < p->rows ? wr[r] + p->pf_rows * rb : wr[r];
-  }
-  for (int i = 0; i < MB; i++) {
-    xq[i] = p->xi + (m0 + i) * p->xi_row;
-    xs[i] = p->xsum + (m0 + i) * p->xs_row;
-    xc[i] = p->xsc + (m0 + i) * p->xs_row;
-  }
+  qi_rows t = qi_rows_of(p, n, m0, NR, MB);
+  const uint8_t *const *wr = t.wr, *const *pw = t.pw;
+  const int8_t *const *xq = t.xq;
   const vi m4 = qi_set1_8(0x0f);
   const vi lut = qi_f4_lut();
-  /* hacc, 8-bit codes: the h parts of x, / 65536 (QI_A8 1), or x's words, / 256 (3) */
+  /* hacc, 8-bit codes: the h parts of x, / 65536 */
   vf acc[4][4], bacc[4][4], hacc[4][4];
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
@@ -359,50 +435,11 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   for (int64_t g0 = 0; g0 < G; g0 += QI_VL) {
     const int ng = (int)(G - g0 < QI_VL ? G - g0 : QI_VL);
     const int64_t gc = g0 % QI_GC;
-    if (gc == 0) {
-      const int64_t nc = G - g0 < QI_GC ? G - g0 : QI_GC, ncp = (nc + QI_VL - 1) / QI_VL * QI_VL;
-      for (int r = 0; r < NR; r++) {
-        if (n + r + p->pf_rows < p->rows) { /* the scales (and biases) of a row ahead */
-          int64_t es = p->sdt == EMLX_UINT8 ? 1 : p->sdt == EMLX_FLOAT32 ? 4 : 2;
-          int64_t at = ((n + r + p->pf_rows) * G + g0) * es;
-          for (int64_t o = 0; o < nc * es; o += 64) {
-            _mm_prefetch((const char *)p->scales + at + o, _MM_HINT_T0);
-            if (affine)
-              _mm_prefetch((const char *)p->biases + at + o, _MM_HINT_T0);
-          }
-        }
-        int64_t done = 0;
-        if (p->sdt == EMLX_UINT8 && p->mode == EMLX_QMM_MXFP4) { /* e8m0, in vectors */
-          const uint8_t *sc8 = (const uint8_t *)p->scales + (n + r) * G + g0;
-          for (; done + QI_VL <= nc; done += QI_VL)
-            qf_store(sb[r] + done, qf_mul(qi_e8m0(sc8 + done), qf_set1(p->smul)));
-        } else if (affine) { /* f32, f16 or bf16 scales and biases (smul 1), in vectors */
-          const int64_t at = (n + r) * G + g0;
-          for (; done + QI_VL <= nc; done += QI_VL) {
-            qf_store(sb[r] + done, qi_load_sdt(p->scales, p->sdt, at + done));
-            qf_store(bb[r] + done, qi_load_sdt(p->biases, p->sdt, at + done));
-          }
-        }
-        if (done < nc)
-          emlx_qmm_load_scales(p, n + r, g0 + done, nc - done, sb[r] + done);
-        memset(sb[r] + nc, 0, (size_t)(ncp - nc) * sizeof(float));
-        if (affine) {
-          if (done < nc)
-            emlx_qmm_load_biases(p, n + r, g0 + done, nc - done, bb[r] + done);
-          memset(bb[r] + nc, 0, (size_t)(ncp - nc) * sizeof(float));
-        }
-      }
-    }
+    if (gc == 0)
+      for (int r = 0; r < NR; r++)
+        qi_row_scales(p, n + r, g0, sb[r], bb[r]);
     vf cs[4][4];
-    for (int r = 0; r < NR; r++) {
-      vf vs = qf_load(sb[r] + gc);
-      /* e2m1: the offset 12 of the codes, through the sums of the coded x */
-      vf vb = affine ? qf_load(bb[r] + gc) : qf_mul(vs, qf_set1(-12.0f));
-      for (int i = 0; i < MB; i++) {
-        cs[r][i] = qf_mul(vs, qf_load(xc[i] + g0));
-        bacc[r][i] = qf_fma(vb, qf_load(xs[i] + g0), bacc[r][i]);
-      }
-    }
+    qi_group_scales(p, &t, g0, gc, sb, bb, NR, MB, cs, bacc);
     const int64_t u0 = g0 * gunits, u1 = (g0 + ng) * gunits;
     for (int64_t u = u0; u < u1; u += QI_VB) {
       const vi idx = qi_idx((int)(u - u0), sh);
@@ -410,12 +447,6 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
       vi w[4][2];
       for (int r = 0; r < NR; r++) {
         _mm_prefetch((const char *)pw[r] + b, _MM_HINT_T0);
-#if QI_A8 == 3
-        if (w16) { /* 8-bit codes as 16-bit words (a row is whole chunks: gs >= QI_VB) */
-          qi_w16(wr[r] + b, &w[r][0], &w[r][1]);
-          continue;
-        }
-#endif
         vi raw = qi_wload(wr[r] + b, rb - b);
         if (ab) {
           w[r][0] = qi_and(qi_unpack_bits(raw, abperm, abshift), abmask);
@@ -435,17 +466,6 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
         const int8_t *x = xq[i] + xo;
         for (int r = 0; r < NR; r++) {
           const vf sc = qi_perm(idx, cs[r][i]);
-#if QI_A8 == 3
-          if (w16) { /* c = 256 * hw + l: hw (words) and l sums apart, hw's / 256 in hacc */
-            const int16_t *xw = (const int16_t *)(const void *)x;
-            vi hw = qi_dotw(qi_dotw(qi_zero(), w[r][0], xw), w[r][1], xw + QI_VB / 2);
-            vi lo = qi_dotwb(qi_dotwb(qi_zero(), w[r][0], x + 2 * QI_VB), w[r][1],
-                             x + 2 * QI_VB + QI_VB / 2);
-            acc[r][i] = qf_fma(qi_cvt(lo), sc, acc[r][i]);
-            hacc[r][i] = qf_fma(qi_cvt(hw), sc, hacc[r][i]);
-            continue;
-          }
-#endif
           /* three independent chains (h, m, l), joined by shifts */
           vi h = qi_dot(qi_zero(), w[r][0], x);
           vi m = qi_dot(qi_zero(), w[r][0], x + ppb * QI_VB);
@@ -467,16 +487,112 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
       p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) +
-                               (w16        ? 256.0f * qf_hsum(hacc[r][i])
-                                : ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i])
-                                           : 0.0f) +
+                               (ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i]) : 0.0f) +
                                qf_hsum(bacc[r][i]);
 }
+
+#if QI_WORDS
+/* The same products with the codes as 16-bit words (the AVX2 unit's
+ * vpmaddwd): x per chunk as the words 256 h + m, then the bytes l
+ * (qmm_fast.c, prep_int), so c = 256 * hw + l. 4-bit codes: each part's code
+ * bytes split into the words of bytes 2k and 2k + 1, the words' sum shifted
+ * onto l's in int32 (8 codes <= 24 times |hw| <= 32639, times 256, stay
+ * under 2^31: the lane sums are those of qi_dt_block); 8-bit codes: hw's sum
+ * scaled on its own (hacc). A chunk's scale is one lane of its group's when
+ * a group spans whole chunks (a broadcast from memory), else per lane, the
+ * vectors made once per QI_VL groups. */
+QF_INLINE QI_TARGET void qi_dtw_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
+                                      const int NR, const int MB) {
+  const int ppb = kind == EMLX_QK_IA8 ? 1 : 2;
+  const int64_t G = p->groups, rb = p->row_bytes, gbytes = (int64_t)p->gs * p->bits / 8;
+  const int64_t xcb = 3 * ppb * QI_VB; /* bytes of prepared x per chunk */
+  const bool whole = gbytes >= QI_VB;  /* each chunk within one group */
+  const int csh = whole ? __builtin_ctzll((unsigned long long)(gbytes / QI_VB)) : 0;
+  const int sh = __builtin_ctzll((unsigned long long)gbytes);
+  qi_rows t = qi_rows_of(p, n, m0, NR, MB);
+  const uint8_t *const *wr = t.wr, *const *pw = t.pw;
+  const int8_t *const *xq = t.xq;
+  const vi m4 = qi_set1_8(0x0f), lut = qi_f4_lut();
+  vf acc[4][4], bacc[4][4], hacc[4][4];
+  for (int r = 0; r < NR; r++)
+    for (int i = 0; i < MB; i++)
+      acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero();
+  float sb[4][QI_GC], bb[4][QI_GC]; /* f32 scales (and biases) of QI_GC groups */
+  /* the scales of QI_VL groups times x's; a chunk's lanes pick theirs (lane
+   * j of chunk c: byte 4 j of it, in group (c QI_VB + 4 j) / gbytes) with
+   * qidx[c], or (whole) one, broadcast from csm */
+  vf cs[4][4];
+  float csm[4][4][QI_VL] __attribute__((aligned(64)));
+  vi qidx[QI_VL];
+  for (int c = 0; !whole && c < QI_VL; c++)
+    qidx[c] = qi_idx(c * QI_VB, sh);
+  for (int64_t g0 = 0; g0 < G; g0 += QI_VL) {
+    const int64_t ng = G - g0 < QI_VL ? G - g0 : QI_VL, gc = g0 % QI_GC;
+    const int64_t b0 = g0 * gbytes, nch = (ng * gbytes + QI_VB - 1) / QI_VB;
+    if (gc == 0)
+      for (int r = 0; r < NR; r++)
+        qi_row_scales(p, n + r, g0, sb[r], bb[r]);
+    qi_group_scales(p, &t, g0, gc, sb, bb, NR, MB, cs, bacc);
+    for (int r = 0; whole && r < NR; r++)
+      for (int i = 0; i < MB; i++)
+        qf_store(csm[r][i], cs[r][i]);
+    for (int64_t c = 0; c < nch; c++) {
+      const int64_t b = b0 + c * QI_VB, xo = (b0 / QI_VB + c) * xcb; /* bytes in the row, x */
+      for (int r = 0; r < NR; r++) { /* a row's code vectors live over the x rows only */
+        vi w[6]; /* 8-bit: the words of the chunk's halves; 4-bit: the code bytes of parts 0, 1,
+                  * then their words */
+        _mm_prefetch((const char *)pw[r] + b, _MM_HINT_T0);
+        if (ppb == 1) { /* whole chunks: gs >= QI_VB */
+          qi_w16(wr[r] + b, &w[0], &w[1]);
+        } else { /* 4-bit rows are whole 8-byte groups */
+          vi raw = rb - b >= QI_VB ? qi_loadu(wr[r] + b) : qi_load_part(wr[r] + b, rb - b);
+          w[0] = qi_and(raw, m4);
+          w[1] = qi_and(qi_srli16_4(raw), m4);
+          if (kind == EMLX_QK_IF4) {
+            w[0] = qi_shuf(lut, w[0]);
+            w[1] = qi_shuf(lut, w[1]);
+          }
+          w[2] = qi_lo16(w[0]), w[3] = qi_hi16(w[0]);
+          w[4] = qi_lo16(w[1]), w[5] = qi_hi16(w[1]);
+        }
+        for (int i = 0; i < MB; i++) {
+          const int8_t *x = xq[i] + xo;
+          const int16_t *xw = (const int16_t *)(const void *)x;
+          const vf sc = whole ? qf_set1(csm[r][i][c >> csh]) : qi_perm(qidx[c], cs[r][i]);
+          if (ppb == 1) { /* hw and l summed apart, hw's / 256 in hacc */
+            vi hw = qi_dotw(qi_dotw(qi_zero(), w[0], xw), w[1], xw + QI_VB / 2);
+            vi lo = qi_dotwb(qi_dotwb(qi_zero(), w[0], x + 2 * QI_VB), w[1],
+                             x + 2 * QI_VB + QI_VB / 2);
+            acc[r][i] = qf_fma(qi_cvt(lo), sc, acc[r][i]);
+            hacc[r][i] = qf_fma(qi_cvt(hw), sc, hacc[r][i]);
+            continue;
+          }
+          vi hw = qi_dotw(qi_zero(), w[2], xw);
+          hw = qi_dotw(hw, w[3], xw + QI_VB / 2);
+          hw = qi_dotw(hw, w[4], xw + QI_VB);
+          hw = qi_dotw(hw, w[5], xw + 3 * QI_VB / 2);
+          vi ml = qi_dot2(w[0], x + 4 * QI_VB, w[1], x + 5 * QI_VB);
+          ml = qi_add32(ml, qi_slli8(hw));
+          acc[r][i] = qf_fma(qi_cvt(ml), sc, acc[r][i]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < NR; r++)
+    for (int i = 0; i < MB; i++)
+      p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) +
+                               (ppb == 1 ? 256.0f * qf_hsum(hacc[r][i]) : 0.0f) +
+                               qf_hsum(bacc[r][i]);
+}
+#define QI_BLOCK qi_dtw_block
+#else
+#define QI_BLOCK qi_dt_block
+#endif
 
 #define QI_DT_SHAPE(kind, name, NRv, MBv)                                                          \
   static __attribute__((noinline))                                                                 \
   QI_TARGET void qi_dt_##kind##_##name(const emlx_qmm_prob *p, int64_t n, int64_t m0) {            \
-    qi_dt_block(p, n, m0, kind, NRv, MBv);                                                         \
+    QI_BLOCK(p, n, m0, kind, NRv, MBv);                                                            \
   }
 #define QI_DT_KIND(kind)                                                                           \
   QI_DT_SHAPE(kind, w4, QF_NR_OF(4), 4)                                                            \
