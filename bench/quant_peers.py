@@ -17,6 +17,8 @@ Usage:
   /opt/peers/bin/python bench/quant_peers.py --bin build/emlx_bench_bench_quant \\
       [--ggml /path/to/test-backend-ops] [--reps 21] [--mlx-prefill-reps 1] [--no-prefill]
       [--prefill-only] [--rounds R] [--ggml-cases q4_0_m512,q8_0_m512] [--no-mlx]
+      [--cases qmm_affine4_g64_m1,qmm_affine8_g64_m1]
+  --cases: only these EMLX cases (short rounds for interleaving with ggml);
   --prefill-only: only the M = 512 cases (EMLX's f32 and bf16 x, ggml, MLX);
   --rounds R: R rounds, each running EMLX's cases and then ggml's, so both
   see the same load; a case's figure is then the median over the rounds of
@@ -158,6 +160,8 @@ def main():
     ap.add_argument("--ggml-cases", default=None,
                     help="comma-separated TYPE_mM names (q4_0_m1, q4_0_m512, q8_0_m1, q8_0_m512)")
     ap.add_argument("--ggml-timeout", type=int, default=240)
+    ap.add_argument("--cases", default=None,
+                    help="comma-separated EMLX cases (bench_quant names), instead of the sets above")
     a = ap.parse_args()
 
     if a.ggml_cases:
@@ -170,7 +174,10 @@ def main():
         gnames = [f"{t}_m{m}" for t in GGML_TYPES for m in ms]
 
     cmd = [a.bin, "--reps", str(a.reps)]
-    if a.no_prefill:
+    if a.cases:
+        for c in a.cases.split(","):
+            cmd += ["--case", c]
+    elif a.no_prefill:
         for c in DECODE:
             cmd += ["--case", c]
     elif a.prefill_only:
