@@ -5,10 +5,11 @@
  *
  *   x (M, 4096) . W (14336, 4096)^T, M = 1 and 8 (decode) and 512 (prefill),
  *   for affine 4-bit g64, affine 8-bit g64 (f32 scales and biases, as
- *   mx.quantize gives for f32 weights) and mxfp4; affine 8-bit g64 with f16
- *   scales and biases too (as mlx-community checkpoints carry them; the same
- *   bytes as ggml's q8_0: 8.5 bits a weight), M = 1; gather_qmm with 8 experts of
- *   (2048, 4096) affine 4-bit g64, 64 tokens, 2 experts each, against the
+ *   mx.quantize gives for f32 weights) and mxfp4; affine 8-bit and 4-bit
+ *   g64 with f16 scales and biases too (as mlx-community checkpoints carry
+ *   them; the bytes of ggml's q8_0 and q4_0: 8.5 and 4.5 bits a weight),
+ *   M = 1; gather_qmm with 8 experts of (2048, 4096) affine 4-bit g64, 64
+ *   tokens, 2 experts each, against the
  *   same products done as 8 separate quantized matmuls (one per expert, over
  *   the rows routed to it, x rows copied out first as a caller would).
  * The dense cases rotate over 4 copies of W, so the weights come from
@@ -314,7 +315,8 @@ int main(int argc, char **argv) {
   } fmts[] = {{"affine4_g64", EMLX_QMM_AFFINE, 4, 64, EMLX_FLOAT32},
               {"affine8_g64", EMLX_QMM_AFFINE, 8, 64, EMLX_FLOAT32},
               {"mxfp4", EMLX_QMM_MXFP4, 4, 32, EMLX_FLOAT32},
-              {"affine8_g64_f16s", EMLX_QMM_AFFINE, 8, 64, EMLX_FLOAT16}};
+              {"affine8_g64_f16s", EMLX_QMM_AFFINE, 8, 64, EMLX_FLOAT16},
+              {"affine4_g64_f16s", EMLX_QMM_AFFINE, 4, 64, EMLX_FLOAT16}};
   float *x = aligned_alloc(64, (size_t)(512 * K) * 4);
   float *out = aligned_alloc(64, (size_t)(512 * N) * 4);
   uint16_t *xb = aligned_alloc(64, (size_t)(512 * K) * 2);
@@ -324,7 +326,7 @@ int main(int argc, char **argv) {
     memcpy(&u, &x[i], 4);
     xb[i] = (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16); /* round to nearest even */
   }
-  for (int f = 0; f < 4; f++) {
+  for (int f = 0; f < 5; f++) {
     const bool extra = fmts[f].sdt == EMLX_FLOAT16; /* M = 1 only */
     char n1[64], n8[64], n512[64], nbf[64];
     snprintf(n1, sizeof n1, "qmm_%s_m1", fmts[f].tag);

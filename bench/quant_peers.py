@@ -143,6 +143,7 @@ def spread(vals):
 PREFILL = ("qmm_affine4_g64_m512", "qmm_affine8_g64_m512", "qmm_mxfp4_m512",
            "qmm_affine4_g64_m512_bf16", "qmm_affine8_g64_m512_bf16", "qmm_mxfp4_m512_bf16")
 DECODE = ("qmm_affine4_g64_m1", "qmm_affine8_g64_m1", "qmm_mxfp4_m1", "qmm_affine8_g64_f16s_m1",
+          "qmm_affine4_g64_f16s_m1",
           "qmm_affine4_g64_m8", "qmm_affine8_g64_m8", "qmm_mxfp4_m8",
           "gather_8x2048_top2_t64", "separate_8x2048_top2_t64")
 
