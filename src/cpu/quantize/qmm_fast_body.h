@@ -400,6 +400,16 @@ QF_INLINE QI_TARGET void qi_group_scales(const emlx_qmm_prob *p, const qi_rows *
   }
 }
 
+/* The block's outputs: acc + hmul * hacc + bacc, each summed over its lanes. */
+QF_INLINE QI_TARGET void qi_store_out(const emlx_qmm_prob *p, int64_t n, int64_t m0, int NR, int MB,
+                                      vf acc[][4], float hmul, vf hacc[][4], vf bacc[][4]) {
+  for (int r = 0; r < NR; r++)
+    for (int i = 0; i < MB; i++)
+      p->orow[m0 + i][n + r] =
+          qf_hsum(acc[r][i]) + (hmul != 0.0f ? hmul * qf_hsum(hacc[r][i]) : 0.0f) +
+          qf_hsum(bacc[r][i]);
+}
+
 QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
                                      const int NR, const int MB) {
   const int ppb = kind == EMLX_QK_IA8 || kind == EMLX_QK_IAB ? 1 : 2;
@@ -484,11 +494,7 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
       }
     }
   }
-  for (int r = 0; r < NR; r++)
-    for (int i = 0; i < MB; i++)
-      p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) +
-                               (ppb == 1 ? 65536.0f * qf_hsum(hacc[r][i]) : 0.0f) +
-                               qf_hsum(bacc[r][i]);
+  qi_store_out(p, n, m0, NR, MB, acc, ppb == 1 ? 65536.0f : 0.0f, hacc, bacc);
 }
 
 #if QI_WORDS
@@ -578,11 +584,7 @@ QF_INLINE QI_TARGET void qi_dtw_block(const emlx_qmm_prob *p, int64_t n, int64_t
       }
     }
   }
-  for (int r = 0; r < NR; r++)
-    for (int i = 0; i < MB; i++)
-      p->orow[m0 + i][n + r] = qf_hsum(acc[r][i]) +
-                               (ppb == 1 ? 256.0f * qf_hsum(hacc[r][i]) : 0.0f) +
-                               qf_hsum(bacc[r][i]);
+  qi_store_out(p, n, m0, NR, MB, acc, ppb == 1 ? 256.0f : 0.0f, hacc, bacc);
 }
 #define QI_BLOCK qi_dtw_block
 #else
