@@ -316,12 +316,23 @@ fb_swiglu_bf16_step(const uint16_t *g, const uint16_t *u, uint16_t *y, const int
     *(fb_vu_u *)y = w;
 }
 
+/* bfloat16 swiglu spends twice the arithmetic per byte of float32's, about
+ * as long as the memory takes: the inputs are prefetched 4 KiB ahead
+ * (non-temporal hint: read once) so their reads overlap the arithmetic
+ * rather than waiting on the hardware prefetcher. Prefetches never fault,
+ * past the end of an input either. */
+#define FB_PF_AHEAD 2048
 /* NT: y is aligned to the vector and the body streams its stores */
 #define FB_SWIGLU_BF16(name, NT)                                                                   \
   static void name(const uint16_t *g, const uint16_t *u, int64_t n, uint16_t *y) {                 \
     int64_t i = 0;                                                                                 \
-    for (; i + 2 * FB_VL <= n; i += 2 * FB_VL)                                                     \
+    for (; i + 2 * FB_VL <= n; i += 2 * FB_VL) {                                                   \
+      if ((i & 31) == 0) { /* a line of each input, FB_PF_AHEAD elements on */                     \
+        __builtin_prefetch(g + i + FB_PF_AHEAD, 0, 0);                                             \
+        __builtin_prefetch(u + i + FB_PF_AHEAD, 0, 0);                                             \
+      }                                                                                            \
       fb_swiglu_bf16_step(g + i, u + i, y + i, NT);                                                \
+    }                                                                                              \
     if (NT)                                                                                        \
       FB_FENCE();                                                                                  \
     if (i < n) { /* the tail through the same vector code */                                       \
@@ -407,10 +418,15 @@ static float sqdev_bf16(const uint16_t *x, int64_t n, float m) {
   return s;
 }
 
+/* Rows are contiguous: while this row (read by the sum, now in cache) is
+ * scaled and written, the next one, x + n, is prefetched a line per 32
+ * elements, so the next sum does not start from memory. */
 #define FB_NORM_BF16_LOOP(expr, sexpr)                                                             \
   do {                                                                                             \
     int64_t i = 0;                                                                                 \
     for (; i + FB_VL <= n; i += FB_VL) {                                                           \
+      if ((i & 31) == 0)                                                                           \
+        __builtin_prefetch(x + n + i, 0, 3);                                                       \
       fb_vf v = (fb_bf16_load(x + i) - m) * r;                                                     \
       fb_bf16_store(y + i, expr);                                                                  \
     }                                                                                              \
