@@ -263,8 +263,9 @@ static void test_swiglu(void) {
     }
     emlx_array *g = tu_make1(EMLX_BFLOAT16, n, gv), *u = tu_make1(EMLX_BFLOAT16, n, uv);
     emlx_array *y = emlx_fast_swiglu(g, u);
-    /* exp(-g) overflows to +inf for g < -88.3 (fast_body.h): the result is
-     * -0 there (the float64 value is below 1e-36); elsewhere the rule */
+    /* exp(-g) is +inf for g < -88.38 (fast_body.h), and bfloat16 gates
+     * step by 0.5 there, so every g < -88.3 here gives -0 (the float64
+     * value is below 1e-36); elsewhere the rule */
     double *ref = malloc((size_t)n * sizeof(double));
     int64_t nz = 0, zeros = 0;
     for (int64_t i = 0; i < n; i++)
@@ -315,6 +316,43 @@ static void test_swiglu_f32_stream(void) {
   }
 }
 
+/* float32 swiglu over the whole range of the gate, where exp's argument is
+ * clamped (fast_body.h): below -87.3 (1 + exp is 1), above 88.38 (exp is
+ * +inf, the result -0 for finite g), and the special values: g = -inf
+ * gives NaN (-inf * sigmoid(-inf) = -inf * 0), g = +inf gives +inf * u,
+ * NaN stays NaN. A gate above 89 or below -87.3 taken unclamped would
+ * give garbage exponents. */
+static void test_swiglu_f32_range(void) {
+  const int64_t n = 4001 + 6;
+  double *gv = malloc((size_t)n * sizeof(double)), *uv = malloc((size_t)n * sizeof(double));
+  for (int64_t i = 0; i < n - 6; i++) {
+    gv[i] = tu_quant(EMLX_FLOAT32, -200.0 + 400.0 * (double)i / (double)(n - 7));
+    uv[i] = tu_quant(EMLX_FLOAT32, 1.0 + (double)(i % 7) / 8.0);
+  }
+  const double sg[6] = {-HUGE_VAL, HUGE_VAL, HUGE_VAL, (double)NAN, -88.35, -88.4};
+  const double su[6] = {2.0, 1.5, -0.5, 1.0, 1.0, 1.0};
+  for (int k = 0; k < 6; k++)
+    gv[n - 6 + k] = tu_quant(EMLX_FLOAT32, sg[k]), uv[n - 6 + k] = su[k];
+  emlx_array *g = tu_make1(EMLX_FLOAT32, n, gv), *u = tu_make1(EMLX_FLOAT32, n, uv);
+  emlx_array *y = emlx_fast_swiglu(g, u);
+  double *got = y ? tu_read(y) : NULL;
+  int64_t bad = -1;
+  for (int64_t i = 0; got && i < n && bad < 0; i++) {
+    if (i == n - 6 || i == n - 3) /* -inf, NaN: below */
+      continue;
+    double ref = i == n - 5 || i == n - 4 ? HUGE_VAL * uv[i] : gv[i] * uv[i] / (1.0 + exp(-gv[i]));
+    if (!(fabs(got[i] - ref) <= 8.0 * 0x1p-24 * fabs(ref) + 1e-36) &&
+        !(isinf(ref) && got[i] == ref))
+      bad = i;
+  }
+  CHECK_MSG(got && bad < 0, "swiglu f32, gate over [-200, 200]: within 8 ulp (first miss at %lld)",
+            (long long)bad);
+  CHECK_MSG(got && isnan(got[n - 6]) && isnan(got[n - 3]),
+            "swiglu f32: g = -inf and g = NaN give NaN");
+  free(got), free(gv), free(uv);
+  emlx_release(g), emlx_release(u), emlx_release(y);
+}
+
 int main(void) {
   /* swiglu: the streaming-store loops for every output (the bf16 cases
    * then hold them against the staged path, which never streams) */
@@ -324,5 +362,6 @@ int main(void) {
   test_rope_nan_freq();
   test_swiglu();
   test_swiglu_f32_stream();
+  test_swiglu_f32_range();
   return tu_finish();
 }

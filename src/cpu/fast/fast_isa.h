@@ -5,8 +5,9 @@
  * Sums accumulate in float32 in 32 explicit lanes folded by a fixed tree,
  * then the tail in order: every ISA adds in the same order and computes the
  * same values (swiglu's exp is computed by the same vector operations on
- * every ISA; rope's cosines and sines are SLEEF's in double, rounded to
- * float32). */
+ * every ISA, with fused multiply-adds on avx2 and avx512 and separate ones
+ * on the baseline, which may differ from them in the last bits; rope's
+ * cosines and sines are SLEEF's in double, rounded to float32). */
 #ifndef EMLX_CPU_FAST_ISA_H
 #define EMLX_CPU_FAST_ISA_H
 
