@@ -4,7 +4,8 @@
  * masks with T_q < T_kv and T_q > T_kv, bool / additive / key masks with
  * fully masked rows, sinks, strided views, T_kv = 0, the micro-tile edges
  * (rows and keys past whole blocks, D not a multiple of the vector), the
- * row-by-row P V of units of fewer than 8 rows (1-3 row tails, odd keys), scores
+ * row-by-row P V of units of fewer than 8 rows (1-3 row tails, odd keys), the
+ * bf16 pairs-order decode path (key and row tails, D != D_v), scores
  * wide enough that most weights underflow exp; and the error cases. */
 #include "att_ref.h"
 
@@ -215,6 +216,15 @@ static void test_values(void) {
         {"rows P V g7 D_v 8", dt, 1, 7, 1, 1, 63, 8, 8, 0, 0, 0, false, false, false, false, false},
         {"rows P V g4 bool mask dead rows", dt, 2, 8, 2, 1, 67, 32, 56, 0, 1, 4, false, false, true,
          false, false},
+        /* bf16 K/V in pairs order (avx2, units of R < 8, D and D_v multiples of 16): 4-row x
+         * 2-key blocks with a 1-key tail (T_kv 131: tiles of 64, 64, 3), D != D_v, 1-row
+         * groups after a 4-row one (R 7), R 2 with a bool mask, dead rows and sinks */
+        {"pairs g4 T_kv 131 D 32 D_v 48", dt, 1, 8, 2, 1, 131, 32, 48, 0, 0, 0, false, false,
+         false, false, false},
+        {"pairs g7 T_kv 67 D 16", dt, 1, 7, 1, 1, 67, 16, 16, 0, 0, 0, false, false, false, false,
+         false},
+        {"pairs g2 bool mask dead rows sinks", dt, 2, 4, 2, 1, 77, 64, 64, 0, 1, 4, false, true,
+         true, false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
       run_case(&cases[i], 1000 + i * 7 + (uint64_t)t, 1);

@@ -36,6 +36,56 @@ static inline av_f av_load_bf16(const uint16_t *p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
 }
 
+/* bf16 K/V rows read 16 values at a time in "pairs" order (AV_BF16_PAIRS):
+ * one 256-bit load gives the even values (shifted up into f32) and the odd
+ * ones (masked, already f32), half the loads and widening operations of
+ * av_load_bf16. A chunk c of 16 query values (or of a P V accumulator row)
+ * is then held as [c0 c2 .. c14 | c1 c3 .. c15]; av_pairs_from / av_pairs_to
+ * convert a 16-float chunk to and from that order. */
+#define AV_BF16_PAIRS 1
+static inline void av_load_bf16_pair(const uint16_t *p, av_f *even, av_f *odd) {
+  __m256i w = _mm256_loadu_si256((const __m256i *)p);
+  *even = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  *odd = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32((int)0xFFFF0000u)));
+}
+static inline void av_pairs_from(float *c) { /* natural -> pairs */
+  __m256 a = _mm256_loadu_ps(c), b = _mm256_loadu_ps(c + 8);
+  __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+  __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+  e = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+  o = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+  _mm256_storeu_ps(c, e);
+  _mm256_storeu_ps(c + 8, o);
+}
+static inline void av_pairs_to(float *c) { /* pairs -> natural */
+  __m256 e = _mm256_loadu_ps(c), o = _mm256_loadu_ps(c + 8);
+  __m256 lo = _mm256_unpacklo_ps(e, o), hi = _mm256_unpackhi_ps(e, o);
+  _mm256_storeu_ps(c, _mm256_permute2f128_ps(lo, hi, 0x20));
+  _mm256_storeu_ps(c + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+
+/* The sums of v[0 .. 8), stored two by two: v[2x], v[2x + 1] to s[x * ld],
+ * s[x * ld + 1] (4 rows x 2 keys of S), in 14 shuffles and 7 adds where 8
+ * av_hsum take 24 and 24. */
+static inline void av_hsum_4x2(const av_f *v, float *s, int64_t ld) {
+  __m256 t[4], u[2];
+  for (int i = 0; i < 4; i++)
+    t[i] = _mm256_add_ps(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]),
+                         _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+  for (int i = 0; i < 2; i++) {
+    __m256d a = _mm256_castps_pd(t[2 * i]), b = _mm256_castps_pd(t[2 * i + 1]);
+    u[i] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(a, b)),
+                         _mm256_castpd_ps(_mm256_unpackhi_pd(a, b)));
+  }
+  __m256 r = _mm256_add_ps(_mm256_permute2f128_ps(u[0], u[1], 0x20),
+                           _mm256_permute2f128_ps(u[0], u[1], 0x31));
+  __m128 lo = _mm256_castps256_ps128(r), hi = _mm256_extractf128_ps(r, 1);
+  _mm_storel_pi((__m64 *)(void *)s, lo);
+  _mm_storeh_pi((__m64 *)(void *)(s + ld), lo);
+  _mm_storel_pi((__m64 *)(void *)(s + 2 * ld), hi);
+  _mm_storeh_pi((__m64 *)(void *)(s + 3 * ld), hi);
+}
+
 /* exp(x), inline (SLEEF's expf8 is a library call, ~5 cycles an element):
  * x = n ln2 + r, |r| <= ln2 / 2, e^r by Cephes' degree-7 expf polynomial,
  * times 2^n through the exponent bits; within 1.3 ulp of exp over
