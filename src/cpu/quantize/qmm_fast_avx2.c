@@ -145,8 +145,8 @@ static inline vi qi_dot(vi acc, vi w, const int8_t *x) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pr, _mm256_set1_epi16(1)));
 }
 
-/* acc + per int32 lane the sum of the 4 products of u8 w0 with int8 bytes at
- * x0 and of w1 with x1 (codes <= 24: the int16 pairs stay under 2^13) */
+/* per int32 lane the sum of 4 products of u8 w0 with the int8 bytes at x0
+ * and 4 of w1 with x1 (codes <= 24: the int16 sums stay under 2^14) */
 static inline vi qi_dot2(vi w0, const int8_t *x0, vi w1, const int8_t *x1) {
   __m256i pr = _mm256_add_epi16(_mm256_maddubs_epi16(w0, _mm256_loadu_si256((const __m256i *)x0)),
                                 _mm256_maddubs_epi16(w1, _mm256_loadu_si256((const __m256i *)x1)));
