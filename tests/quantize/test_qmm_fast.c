@@ -185,7 +185,7 @@ static void test_rejects(void) {
 }
 
 /* ---- the integer decode path ----------------------------------------------------
- * transpose, M <= 8, 4-bit codes and affine 8-bit (AVX2: in nibbles): x
+ * transpose, M <= 8, 4-bit codes and affine 8-bit (AVX2: as 16-bit words): x
  * coded in 24 bits per group. Rows of every length (whole int vectors of the unit or a partial
  * last one), more groups than one scale chunk (128), rows enough for the
  * prefetch to look ahead; then x that the path must not code. */

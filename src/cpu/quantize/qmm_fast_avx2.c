@@ -91,17 +91,16 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 #define QI_A8 1
 #define QI_WORDS 1
 #define QI_AB 0
-/* Rows of x the integer path takes: vpmaddubsw and vpmaddwd share one pipe
- * on the AVX2 parts measured (AMD EPYC, Zen 2 class), so for 4-bit codes
- * from 4 x rows up to the decode path's 8 the f32 decode path, which decodes
- * each chunk once for all the rows, is faster (thread CPU time of one
- * thread, M = 1 .. 8, and bench_quant --no-int-dot at M = 1 and 8); past 8
- * rows its alternative is the prefill path's unpacking, and the integer path
- * keeps them. 8-bit codes (vpmaddwd, 4 multiplies per 32 codes and x row)
- * take it at every M: at M = 8, where the f32 path's shared decode counts
- * most, one thread: 31.6 ms against 46.0 ms (bench_quant --threads 1
- * --case qmm_affine8_g64_m8, with and without --no-int-dot). */
-#define QI_TAKES_M(kind, M) ((kind) == EMLX_QK_IA8 || (M) < 4 || (M) > EMLX_QMM_DECODE_MAX_M)
+/* Rows of x the integer path takes. Affine codes, 4-bit and 8-bit, at every
+ * M: with the codes as words (7 multiplies per 64 4-bit codes and x row, 4
+ * per 32 8-bit ones) it beats the f32 decode path, which decodes each chunk
+ * once for all the rows, at M = 4 and 8 too (bench_quant --threads 1, M = 8,
+ * medians of 3 alternated runs each: affine4 16.2-18.8 ms against
+ * 19.6-21.0 ms with the f32 path; affine8 31.6 against 46.0 ms). e2m1
+ * codes (their vpshufb table per chunk) only for M < 4 and past 8, where
+ * the alternative is the prefill path's unpacking: between, the f32 path
+ * is as fast or faster (thread CPU time of one thread, M = 4 and 8). */
+#define QI_TAKES_M(kind, M) ((kind) != EMLX_QK_IF4 || (M) < 4 || (M) > EMLX_QMM_DECODE_MAX_M)
 static int qi_ab_ok(void) { return 0; }
 static inline __m256i qi_unpack_bits(__m256i v, __m256i perm, __m256i shift) {
   (void)perm, (void)shift;
