@@ -2,6 +2,8 @@
  * with -mavx2 -mfma): 8 lanes per __m256. See fft.h. */
 #include <immintrin.h>
 
+#include "simd/transpose_avx2.h"
+
 #define FV_W 8
 typedef __m256 fv;
 
@@ -29,30 +31,8 @@ static inline void fv_st_cplx(float *p, fv re, fv im) {
   _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
 }
 
-/* m[r][c] -> m[c][r] for the 8 x 8 block (the classic unpack / shuffle /
- * lane-permute sequence). */
-static inline void fv_transpose(fv *m) {
-  __m256 t0 = _mm256_unpacklo_ps(m[0], m[1]), t1 = _mm256_unpackhi_ps(m[0], m[1]);
-  __m256 t2 = _mm256_unpacklo_ps(m[2], m[3]), t3 = _mm256_unpackhi_ps(m[2], m[3]);
-  __m256 t4 = _mm256_unpacklo_ps(m[4], m[5]), t5 = _mm256_unpackhi_ps(m[4], m[5]);
-  __m256 t6 = _mm256_unpacklo_ps(m[6], m[7]), t7 = _mm256_unpackhi_ps(m[6], m[7]);
-  __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-  m[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-  m[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-  m[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-  m[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-  m[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-  m[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-  m[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-  m[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
+/* m[r][c] -> m[c][r] for the 8 x 8 block */
+static inline void fv_transpose(fv *m) { vl_transpose8_ps(m); }
 
 #define FFT_SUFFIX avx2
 #include "fft_body.h"

@@ -1,6 +1,6 @@
 /* transpose_avx2.h — the 8 x 8 transpose of floats in eight ymm registers,
  * shared by the AVX2 units that pack panels (matmul_lowp_avx2.c, the
- * attention unit's K tiles). */
+ * attention unit's K tiles) and the FFT's 8 x 8 blocks (fft_avx2.c). */
 #ifndef EMLX_TRANSPOSE_AVX2_H
 #define EMLX_TRANSPOSE_AVX2_H
 
