@@ -365,6 +365,17 @@ __attribute__((noinline)) static void pv_rows_bf16(const float *P, int64_t R, in
  * with K/V in cache, ~8% more with K/V in memory, one thread.) */
 #define ATT_PAIRS_W 16
 
+/* Columns d .. d + 15 of rows j .. j + KB - 1 of bf16 K or V (stride ld) in
+ * pairs order, even to e[y], odd to o[y]; the rows pf ahead prefetched. */
+ATT_ALWAYS_INLINE void pairs_load(const int KB, const uint16_t *X, int64_t ld, int64_t j, int64_t d,
+                                  int64_t pf, av_f *e, av_f *o) {
+  for (int y = 0; y < KB; y++) {
+    if (pf)
+      att_prefetch(1, X + (j + y + pf) * ld, d);
+    av_load_bf16_pair(X + (j + y) * ld + d, &e[y], &o[y]);
+  }
+}
+
 ATT_ALWAYS_INLINE void qk_pairs_keys(const int RB, const int KB, const float *Q, int64_t ldq,
                                      const uint16_t *K, int64_t ldk, int64_t j, int64_t D,
                                      float *S, int64_t lds, int64_t pf) {
@@ -374,11 +385,7 @@ ATT_ALWAYS_INLINE void qk_pairs_keys(const int RB, const int KB, const float *Q,
       a[x][y] = av_zero();
   for (int64_t d = 0; d < D; d += ATT_PAIRS_W) {
     av_f ke[2], ko[2];
-    for (int y = 0; y < KB; y++) {
-      if (pf)
-        att_prefetch(1, K + (j + y + pf) * ldk, d);
-      av_load_bf16_pair(K + (j + y) * ldk + d, &ke[y], &ko[y]);
-    }
+    pairs_load(KB, K, ldk, j, d, pf, ke, ko);
     for (int x = 0; x < RB; x++) {
       av_f qe = av_load(Q + x * ldq + d), qo = av_load(Q + x * ldq + d + AV_W);
       for (int y = 0; y < KB; y++)
@@ -426,11 +433,7 @@ ATT_ALWAYS_INLINE void pv_pairs_keys(const int RB, const int KB, const float *P,
       pb[x][y] = av_set1(P[x * ldp + j + y]);
   for (int64_t d = 0; d < Dv; d += ATT_PAIRS_W) {
     av_f ve[2], vo[2];
-    for (int y = 0; y < KB; y++) {
-      if (pf)
-        att_prefetch(1, V + (j + y + pf) * ldv, d);
-      av_load_bf16_pair(V + (j + y) * ldv + d, &ve[y], &vo[y]);
-    }
+    pairs_load(KB, V, ldv, j, d, pf, ve, vo);
     for (int x = 0; x < RB; x++) {
       av_f oe = av_load(O + x * ldo + d), oo = av_load(O + x * ldo + d + AV_W);
       for (int y = 0; y < KB; y++) {
