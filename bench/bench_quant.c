@@ -19,9 +19,20 @@
  * [gbps=..] [gflops=..] [bw_frac=..]", read by bench/quant_peers.py, which
  * runs MLX and ggml on the same shapes in the same run.
  *
- * Usage: emlx_bench_bench_quant [--reps K] [--threads N] [--no-int-dot] [--case NAME]...
+ * qmm_<fmt>_m1_hot: the same product over one copy of 2048 rows of W, run
+ * over and over, so W sits in the L3 (5.2 MB at most): the in-cache compute
+ * time, with full_ms its time scaled to the 14336 rows of the m1 case. Read
+ * next to that case's (cold) time and read_bw: cold near max(full_ms,
+ * bytes / read_bw) is compute or memory bound; cold far above both is
+ * failed overlap of the two.
+ *
+ * Usage: emlx_bench_bench_quant [--reps K] [--threads N] [--no-int-dot] [--hugepage]
+ *                               [--case NAME]...
  * --no-int-dot: the integer decode path off (emlx_cpu_qmm_fast_int_dot), so
- * the f32 decode path's figures can be read next to it. */
+ * the f32 decode path's figures can be read next to it. --hugepage: W, its
+ * scales and biases in 2 MiB-aligned mappings with MADV_HUGEPAGE, as the
+ * engine's allocator (src/core/alloc.c) gives large buffers; by default
+ * aligned_alloc's 4 KiB pages, like read_bw's buffer. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -30,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "../src/cpu/quantize/qmm_fast.h"
@@ -59,6 +71,36 @@ static float rndf(float lo, float hi) {
   return lo + (hi - lo) * (float)((double)(rnd() >> 40) * 0x1p-24);
 }
 
+static bool hugepage_opt = false;
+
+/* Buffers of W: aligned_alloc, or (--hugepage) a 2 MiB-aligned mapping
+ * advised to huge pages, its start stored just below the pointer's 2 MiB. */
+#define HP ((size_t)2 << 20)
+static void *wbuf_alloc(size_t n) {
+  if (!hugepage_opt)
+    return aligned_alloc(64, (n + 63) / 64 * 64);
+  size_t len = n + 2 * HP;
+  char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED)
+    return NULL;
+  char *at = (char *)(((uintptr_t)raw + HP + HP - 1) & ~(uintptr_t)(HP - 1));
+#ifdef MADV_HUGEPAGE
+  madvise(at, (n + HP - 1) / HP * HP, MADV_HUGEPAGE);
+#endif
+  ((void **)(void *)at)[-1] = raw;
+  ((size_t *)(void *)at)[-2] = len;
+  return at;
+}
+static void wbuf_free(void *p) {
+  if (!p)
+    return;
+  if (!hugepage_opt) {
+    free(p);
+    return;
+  }
+  munmap(((void **)p)[-1], ((size_t *)p)[-2]);
+}
+
 /* ---- cases --------------------------------------------------------------------- */
 
 typedef struct qbuf {
@@ -83,11 +125,11 @@ static qbuf make_q(int mode, int bits, int gs, int64_t N, int64_t K, int64_t cop
                    emlx_dtype sdt) {
   qbuf q = {mode, bits, gs, N, K, NULL, NULL, NULL, EMLX_FLOAT32, 0};
   int64_t words = N * K * bits / 32 * copies, ns = N * (K / gs) * copies;
-  q.w = aligned_alloc(64, (size_t)words * 4);
+  q.w = wbuf_alloc((size_t)words * 4);
   for (int64_t i = 0; i < words; i++)
     q.w[i] = (uint32_t)rnd();
   if (mode == EMLX_QMM_AFFINE) {
-    float *s = aligned_alloc(64, (size_t)ns * 4), *b = aligned_alloc(64, (size_t)ns * 4);
+    float *s = wbuf_alloc((size_t)ns * 4), *b = wbuf_alloc((size_t)ns * 4);
     for (int64_t i = 0; i < ns; i++) {
       s[i] = rndf(0.001f, 0.01f);
       b[i] = rndf(-0.05f, 0.05f);
@@ -95,19 +137,18 @@ static qbuf make_q(int mode, int bits, int gs, int64_t N, int64_t K, int64_t cop
     q.scales = s, q.biases = b;
     q.bytes = (double)words * 4 + (double)ns * 8;
     if (sdt == EMLX_FLOAT16) {
-      uint16_t *s16 = aligned_alloc(64, (size_t)ns * 2 + 64),
-               *b16 = aligned_alloc(64, (size_t)ns * 2 + 64);
+      uint16_t *s16 = wbuf_alloc((size_t)ns * 2 + 64), *b16 = wbuf_alloc((size_t)ns * 2 + 64);
       for (int64_t i = 0; i < ns; i++) {
         s16[i] = f16_of(s[i]);
         b16[i] = f16_of(b[i]);
       }
-      free(s), free(b);
+      wbuf_free(s), wbuf_free(b);
       q.scales = s16, q.biases = b16;
       q.sdt = EMLX_FLOAT16;
       q.bytes = (double)words * 4 + (double)ns * 4;
     }
   } else {
-    uint8_t *s = aligned_alloc(64, (size_t)ns + 64);
+    uint8_t *s = wbuf_alloc((size_t)ns + 64);
     for (int64_t i = 0; i < ns; i++)
       s[i] = (uint8_t)(118 + rnd() % 4);
     q.scales = s;
@@ -276,18 +317,21 @@ int main(int argc, char **argv) {
       reps_opt = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
       emlx_set_num_threads(atoi(argv[++i]));
+    else if (!strcmp(argv[i], "--hugepage"))
+      hugepage_opt = true;
     else if (!strcmp(argv[i], "--no-int-dot"))
       emlx_cpu_qmm_fast_int_dot(false);
     else if (!strcmp(argv[i], "--case") && i + 1 < argc && nsel < 32)
       sel[nsel++] = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--reps K] [--threads N] [--no-int-dot] [--case NAME]...\n",
+      fprintf(stderr,
+              "usage: %s [--reps K] [--threads N] [--no-int-dot] [--hugepage] [--case NAME]...\n",
               argv[0]);
       return 2;
     }
   }
   int nt = emlx_num_threads();
-  printf("threads=%d simd=%s\n", nt, emlx_simd_level());
+  printf("threads=%d simd=%s hugepage=%d\n", nt, emlx_simd_level(), (int)hugepage_opt);
 
   /* streaming read, timed like the decode cases (bench_bw.h); the best rep
    * is the bandwidth the decode cases are measured against, the median is
@@ -328,11 +372,24 @@ int main(int argc, char **argv) {
   }
   for (int f = 0; f < 5; f++) {
     const bool extra = fmts[f].sdt == EMLX_FLOAT16; /* M = 1 only */
-    char n1[64], n8[64], n512[64], nbf[64];
+    char n1[64], n8[64], n512[64], nbf[64], nh[64];
     snprintf(n1, sizeof n1, "qmm_%s_m1", fmts[f].tag);
+    snprintf(nh, sizeof nh, "qmm_%s_m1_hot", fmts[f].tag);
     snprintf(n8, sizeof n8, "qmm_%s_m8", fmts[f].tag);
     snprintf(n512, sizeof n512, "qmm_%s_m512", fmts[f].tag);
     snprintf(nbf, sizeof nbf, "qmm_%s_m512_bf16", fmts[f].tag);
+    if (selected(nh)) { /* in cache: one copy of NH rows, over and over */
+      const int64_t NH = 2048;
+      qbuf h = make_q(fmts[f].mode, fmts[f].bits, fmts[f].gs, NH, K, 1, fmts[f].sdt);
+      rot r = make_rot(&h, x, 1, out);
+      for (int c = 1; c < COPIES; c++)
+        r.d[c] = r.d[0];
+      double med = timeit(nh, run_qmm, &r, reps_opt ? reps_opt * 4 : 161, h.bytes, 2.0 * NH * K, 0);
+      if (med > 0)
+        printf("# %s full_ms=%.4f (x %lld / %lld rows)\n", nh, med * 1e3 * (double)N / (double)NH,
+               (long long)N, (long long)NH);
+      wbuf_free(h.w), wbuf_free(h.scales), wbuf_free(h.biases);
+    }
     if (!selected(n1) && (extra || (!selected(n8) && !selected(n512) && !selected(nbf))))
       continue;
     qbuf q = make_q(fmts[f].mode, fmts[f].bits, fmts[f].gs, N, K, COPIES, fmts[f].sdt);
@@ -358,7 +415,7 @@ int main(int argc, char **argv) {
                        : "the bf16 tile kernel");
       free(r.xw);
     }
-    free(q.w), free(q.scales), free(q.biases);
+    wbuf_free(q.w), wbuf_free(q.scales), wbuf_free(q.biases);
   }
 
   if (selected("gather_8x2048_top2_t64") || selected("separate_8x2048_top2_t64")) {
