@@ -79,13 +79,13 @@ static bool hugepage_opt = false;
 static void *wbuf_alloc(size_t n) {
   if (!hugepage_opt)
     return aligned_alloc(64, (n + 63) / 64 * 64);
-  size_t len = n + 2 * HP;
+  size_t whole = (n + HP - 1) / HP * HP, len = whole + 2 * HP; /* at + whole stays inside */
   char *raw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED)
     return NULL;
   char *at = (char *)(((uintptr_t)raw + HP + HP - 1) & ~(uintptr_t)(HP - 1));
 #ifdef MADV_HUGEPAGE
-  madvise(at, (n + HP - 1) / HP * HP, MADV_HUGEPAGE);
+  madvise(at, whole, MADV_HUGEPAGE);
 #endif
   ((void **)(void *)at)[-1] = raw;
   ((size_t *)(void *)at)[-2] = len;
