@@ -9,6 +9,9 @@
 #include "qmm_ref.h"
 #include "quantize/qmm_fast.h"
 #include "test_util.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 /* Whether the kernel may run the integer decode path for q with M rows (the
  * path is on, transpose, M <= 32, any format but mxfp8): it codes x per
@@ -474,6 +477,99 @@ static void test_mlx(void) {
   fclose(f);
 }
 
+/* ---- one row of x, affine 4-bit (AVX2: the subnormal-code path) ------------------
+ * The products keep x in f32, so the bound is f32 rounding alone (no
+ * coding term): every group size and scale type, rows of 1 .. 257 groups
+ * (past one block of 128 scales, and a half chunk at the end for g32);
+ * scales near the bottom of f32's normal range and large ones (each
+ * block's power of two keeps their products normal), x subnormal, huge or
+ * zero; NaN scales; and MXCSR's flush bits set by the caller, which the
+ * kernel must neither obey (a subnormal code read as zero) nor leave
+ * changed. */
+static void den_case(tu_rng *rng, int gs, emlx_dtype sdt, int64_t N, int64_t K, double smul,
+                     double xmul, bool threaded, const char *tag) {
+  qmat q = make_qmat(rng, EMLX_QMM_AFFINE, 4, gs, true, sdt, N, K);
+  for (int64_t i = 0; smul != 1.0 && i < q.rows * q.groups; i++) { /* f32 scales only */
+    ((float *)q.scales)[i] *= (float)smul; /* the biases too, or they would hide the scales' part */
+    ((float *)q.biases)[i] *= (float)smul;
+  }
+  float *x = malloc((size_t)K * sizeof(float)), *out = guarded_out(1, N);
+  for (int64_t k = 0; k < K; k++)
+    x[k] = (float)(tu_uniform(rng, -1.0, 1.0) * xmul);
+  emlx_qmm_desc d = desc_of(&q, x, K, 1, out, N, threaded);
+  char what[160];
+  snprintf(what, sizeof what, "one row %s g%d s%d N%" PRId64 " K%" PRId64 "%s", tag, gs, (int)sdt,
+           N, K, threaded ? " threads" : "");
+  CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
+  check_out_q(&q, x, K, out, N, 1, N, K, false, what);
+  check_out_padding(out, 1, N, N, what);
+  free(x), free(out), free_qmat(&q);
+}
+
+static void test_one_row(void) {
+  tu_rng rng = {9001};
+  static const int gss[] = {32, 64, 128};
+  static const emlx_dtype sdts[] = {EMLX_FLOAT32, EMLX_FLOAT16, EMLX_BFLOAT16};
+  static const int64_t Gs[] = {1, 3, 4, 9, 150, 257}; /* groups a row */
+  for (int gi = 0; gi < 3; gi++)
+    for (int si = 0; si < 3; si++)
+      for (int ki = 0; ki < 6; ki++)
+        den_case(&rng, gss[gi], sdts[si], ki % 2 ? 40 : 7, Gs[ki] * gss[gi], 1.0, 1.0, ki == 4,
+                 "plain");
+  for (int gi = 0; gi < 3; gi++) {
+    den_case(&rng, gss[gi], EMLX_FLOAT32, 9, 9 * gss[gi], 0x1p-118, 1.0, false, "tiny scales");
+    den_case(&rng, gss[gi], EMLX_FLOAT32, 9, 9 * gss[gi], 0x1p100, 1.0, false, "huge scales");
+    den_case(&rng, gss[gi], EMLX_FLOAT32, 9, 9 * gss[gi], 1.0, 0x1p-130, false, "subnormal x");
+    den_case(&rng, gss[gi], EMLX_FLOAT32, 9, 9 * gss[gi], 1.0, 0x1p100, false, "huge x");
+    den_case(&rng, gss[gi], EMLX_FLOAT32, 9, 9 * gss[gi], 1.0, 0.0, false, "zero x");
+  }
+  /* one block with scales 2^60 apart: the small groups stay within f32 of the sum */
+  {
+    int64_t N = 5, K = 12 * 64;
+    qmat q = make_qmat(&rng, EMLX_QMM_AFFINE, 4, 64, true, EMLX_FLOAT32, N, K);
+    for (int64_t i = 0; i < N * q.groups; i++) {
+      ((float *)q.scales)[i] *= i % 3 ? 0x1p-60f : 1.0f;
+      ((float *)q.biases)[i] *= i % 3 ? 0x1p-60f : 1.0f;
+    }
+    float *x = malloc((size_t)K * sizeof(float)), *out = guarded_out(1, N);
+    for (int64_t k = 0; k < K; k++)
+      x[k] = (float)tu_uniform(&rng, -1.0, 1.0);
+    emlx_qmm_desc d = desc_of(&q, x, K, 1, out, N, false);
+    CHECK_MSG(emlx_cpu_qmm_fast(&d), "one row, scales 2^60 apart: handled");
+    check_out_q(&q, x, K, out, N, 1, N, K, false, "one row, scales 2^60 apart");
+    free(x), free(out), free_qmat(&q);
+  }
+  /* a NaN scale: its row NaN, the others right */
+  {
+    int64_t N = 6, K = 4 * 64;
+    qmat q = make_qmat(&rng, EMLX_QMM_AFFINE, 4, 64, true, EMLX_FLOAT32, N, K);
+    float *x = malloc((size_t)K * sizeof(float)), *out = guarded_out(1, N);
+    for (int64_t k = 0; k < K; k++)
+      x[k] = (float)tu_uniform(&rng, -1.0, 1.0);
+    emlx_qmm_desc d = desc_of(&q, x, K, 1, out, N, false);
+    CHECK_MSG(emlx_cpu_qmm_fast(&d), "one row, NaN scale: handled (before)");
+    float keep = out[1];
+    ((float *)q.scales)[3 * q.groups + 2] = NAN;
+    CHECK_MSG(emlx_cpu_qmm_fast(&d), "one row, NaN scale: handled");
+    CHECK_MSG(isnan(out[3]), "one row, NaN scale: its row NaN (%g)", (double)out[3]);
+    CHECK_MSG(out[1] == keep, "one row, NaN scale: another row unchanged");
+    free(x), free(out), free_qmat(&q);
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  /* the caller's MXCSR with flush-to-zero and denormals-are-zero set */
+  {
+    const unsigned csr = _mm_getcsr();
+    _mm_setcsr(csr | 0x8040u);
+    den_case(&rng, 64, EMLX_FLOAT32, 11, 5 * 64, 1.0, 1.0, false, "DAZ FTZ set");
+    den_case(&rng, 32, EMLX_FLOAT16, 11, 5 * 32, 1.0, 1.0, false, "DAZ FTZ set");
+    const unsigned after = _mm_getcsr();
+    _mm_setcsr(csr);
+    CHECK_MSG(after == (csr | 0x8040u), "one row: the caller's MXCSR left as set (%#x, %#x)",
+              after, csr | 0x8040u);
+  }
+#endif
+}
+
 int main(void) {
   test_rejects();
   test_formats();
@@ -483,6 +579,7 @@ int main(void) {
   test_int_dot_outliers();
   test_int_dot_low_bits();
   test_int_dot_nonfinite();
+  test_one_row();
   test_gather();
   test_mlx();
   /* the f32 decode kernels, which the integer path otherwise takes over */

@@ -3,6 +3,7 @@
  * the prefill loop over unpacked panels, gather_qmm's grouping by expert,
  * and the portable pieces every ISA shares (scale decoding, row unpacking,
  * the generic decode path, the scalar unit). */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -436,6 +437,48 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
   return true;
 }
 
+/* The subnormal-code decode path's x (EMLX_QK_DA4, one row; see
+ * qmm_fast.h): per 32-byte chunk c of a packed row (elements 64 c ..
+ * 64 c + 63; 32-bit lane i holds elements 64 c + 8 i + k, k = 0 .. 7, as its
+ * nibbles k), vector k holds in lane i that element times 2^(E - 4 pos(k)),
+ * pos(k) = k for k <= 4 and k - 3 above (the kernel masks the upper three
+ * nibbles after a shift by 12), computed in f64 and exact: E = 126 - e,
+ * 2^(e - 1) <= max|x| < 2^e, so every |x 2^E| < 2^126. Elements past K are
+ * 0. xs: per group, the sum of x (zeros up to xs_row). p->xd_e = 149 - E
+ * (an f64 exponent). false: x holds NaN or Inf. */
+static bool prep_den(emlx_qmm_prob *p, float *xd, float *xs) {
+  const float *x = p->xr[0];
+  const int64_t K = p->K, gs = p->gs, chunks = (p->row_bytes + 31) / 32;
+  float amax = 0.0f;
+  for (int64_t g = 0; g < p->groups; g++) {
+    double t = 0.0;
+    for (int64_t k = g * gs; k < (g + 1) * gs; k++) {
+      float a = fabsf(x[k]);
+      if (!(a <= 3.4028235e38f))
+        return false; /* NaN or Inf */
+      amax = a > amax ? a : amax;
+      t += (double)x[k];
+    }
+    xs[g] = (float)t;
+  }
+  for (int64_t g = p->groups; g < p->xs_row; g++)
+    xs[g] = 0.0f;
+  int e = 0;
+  if (amax > 0.0f)
+    frexpf(amax, &e);
+  const int E = 126 - e;
+  double f[5]; /* 2^(E - 4 pos) */
+  for (int pos = 0; pos < 5; pos++)
+    f[pos] = ldexp(1.0, E - 4 * pos);
+  memset(xd + (chunks - 1) * 64, 0, 64 * sizeof(float)); /* the last chunk's tail */
+  for (int64_t k = 0; k < K; k++) {
+    const int nib = (int)(k & 7), pos = nib <= 4 ? nib : nib - 3;
+    xd[(k >> 6) * 64 + nib * 8 + ((k >> 3) & 7)] = (float)((double)x[k] * f[pos]);
+  }
+  p->xd_e = 149 - E;
+  return true;
+}
+
 /* Runs one set-up problem (row pointers filled in). false: out of memory. */
 static bool run_prob(emlx_qmm_prob *p, bool threaded) {
   const emlx_qmm_isa *u = unit();
@@ -446,6 +489,8 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
   p->groups = p->rlen / p->gs;
   p->xp = p->xsum = p->xsc = NULL;
   p->xi = NULL;
+  p->xd = NULL;
+  p->xd_e = 0;
   p->xi_row = p->xs_row = 0;
   run_ctx c = {p, u, NULL, false};
   int nt = threaded ? emlx_num_threads() : 1;
@@ -455,7 +500,25 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
   if (p->transpose && u->ipick && p->M <= QMM_INT_MAX_M && atomic_load(&int_dot_on)) {
     emlx_qmm_prob ip = *p;
     int ik = u->ipick(&ip);
-    if (ik != EMLX_QK_GENERIC) {
+    if (ik == EMLX_QK_DA4) {
+      const int64_t chunks = (p->row_bytes + 31) / 32;
+      ip.xs_row = (p->groups + 15) / 16 * 16;
+      prep = emlx__scratch_get((size_t)(chunks * 64 + ip.xs_row) * sizeof(float));
+      if (!prep)
+        return false;
+      float *xd = prep, *xs = xd + chunks * 64;
+      if (prep_den(&ip, xd, xs)) {
+        ip.kind = ik;
+        ip.xd = xd;
+        ip.xsum = xs;
+        *p = ip;
+      } else { /* NaN or Inf: the integer path's checks decide */
+        emlx__scratch_put(prep);
+        prep = NULL;
+        ik = EMLX_QK_IA4;
+      }
+    }
+    if (ik != EMLX_QK_GENERIC && !prep) {
       ip.kind = ik;
       int ppb = ik == EMLX_QK_IA8 || ik == EMLX_QK_IAB ? 1 : 2;
       int64_t units = ik == EMLX_QK_IAB ? p->K : p->row_bytes; /* of QI_VB per step */

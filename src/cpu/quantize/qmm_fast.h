@@ -32,6 +32,16 @@
  * software prefetch (one row at a time for one x row or 8-bit codes), 128 KB
  * blocks of rows in L2 while blocks of 4 x rows run over them (the f32
  * decode path on AVX2 likewise).
+ * Subnormal-code decode path (AVX2, transpose, affine 4-bit, one row of x):
+ * a 32-bit lane of the packed row holds 8 codes; masked in place (nibble k
+ * of the lane at bits 4k, k <= 4; the upper three after a shift by 12) each
+ * is the bit pattern of the f32 subnormal q * 16^k * 2^-149, exact, which an
+ * FMA multiplies by x times 2^(E - 4k) (prepared per row, E from max|x|):
+ * products q * x * 2^(E - 149), no integer-to-float conversion, x kept in
+ * f32 (no coding), sums scaled per block of 128 groups by a power of two
+ * (from the block's largest scale) and gathered in f64. The kernel clears
+ * the denormals-are-zero and flush-to-zero bits of MXCSR while it runs. x
+ * with NaN or Inf, or max|x| >= 2^100, takes the integer decode path.
  * Accumulation is f32; results agree with an f64 dequantize-then-matmul to
  * f32 rounding of the sums (not bit-exact with MLX, whose order differs).
  * This comment and the declarations below are the contract with the op side
@@ -127,6 +137,11 @@ typedef struct emlx_qmm_prob {
   int64_t xi_row;  /* bytes of xi per x row */
   int64_t pf_rows; /* integer decode path: rows ahead to prefetch */
   int64_t xs_row;  /* floats of xsc (and xsum) per x row: groups rounded up to 16, zeros past */
+  /* subnormal-code decode path (EMLX_QK_DA4): x times 2^(E - 4 pos) per
+   * 32-byte chunk of a packed row (qmm_fast.c, prep_den), xsum the sums of
+   * x per group, and xd_e = 149 - E: out = sum * 2^xd_e */
+  const float *xd;
+  int xd_e;
 } emlx_qmm_prob;
 
 /* In-register decoders of the per-ISA units. */
@@ -142,6 +157,7 @@ enum {
   EMLX_QK_IF4, /* e2m1: 2 * value + 12, in 0 .. 24 */
   EMLX_QK_IA8, /* affine 8-bit: byte codes */
   EMLX_QK_IAB, /* affine 2, 3, 5, 6-bit: codes unpacked to bytes in natural order */
+  EMLX_QK_DA4, /* affine 4-bit, one x row: codes as f32 subnormals (the decode_ti of AVX2) */
 };
 
 /* Scales of packed row r, groups [g0, g0 + n), to f32 times p->smul. */

@@ -6,6 +6,7 @@
  * int16 pair sums cannot saturate for codes <= 24 and int8 x (2 * 24 *
  * 128), and 8-bit codes, zero-extended to words, with vpmaddwd. */
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 
 #define QF_VL 8
@@ -177,4 +178,130 @@ static inline vi qi_dotwb(vi acc, vi w, const int8_t *x) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(w, xw));
 }
 
+/* the subnormal-code decode path (qmm_fast.h), after the body */
+#define QD_DEN 1
+struct emlx_qmm_prob;
+static void qd_decode_t(const struct emlx_qmm_prob *p, int64_t n0, int64_t n1);
+
 #include "qmm_fast_body.h"
+
+/* ---- subnormal-code decode path: affine 4-bit, one row of x (EMLX_QK_DA4) ----
+ * A chunk is 32 bytes of a packed row, 8 lanes of 8 codes; x comes prepared
+ * (qmm_fast.c, prep_den) as 8 vectors a chunk, vector k matching the codes
+ * masked out of nibble k (k <= 4 in place, k > 4 after a shift by 12), each
+ * the f32 subnormal q 16^pos 2^-149. */
+#define QD_MXCSR_FLUSH 0x8040u /* flush-to-zero and denormals-are-zero */
+
+/* acc + sc times the sum of the chunk's 64 products (two FMA chains). */
+static inline vf qd_chunk(vi v, const float *X, vf sc, vf acc) {
+  const vi m0 = _mm256_set1_epi32(0xf), m1 = _mm256_set1_epi32(0xf0),
+           m2 = _mm256_set1_epi32(0xf00), m3 = _mm256_set1_epi32(0xf000),
+           m4 = _mm256_set1_epi32(0xf0000);
+  const vi v12 = _mm256_srli_epi32(v, 12);
+#define QD_C(a, m) _mm256_castsi256_ps(_mm256_and_si256(a, m))
+  vf p0 = _mm256_mul_ps(QD_C(v, m0), qf_load(X));
+  vf p1 = _mm256_mul_ps(QD_C(v, m1), qf_load(X + 8));
+  p0 = qf_fma(QD_C(v, m2), qf_load(X + 16), p0);
+  p1 = qf_fma(QD_C(v, m3), qf_load(X + 24), p1);
+  p0 = qf_fma(QD_C(v, m4), qf_load(X + 32), p0);
+  p1 = qf_fma(QD_C(v12, m2), qf_load(X + 40), p1);
+  p0 = qf_fma(QD_C(v12, m3), qf_load(X + 48), p0);
+  p1 = qf_fma(QD_C(v12, m4), qf_load(X + 56), p1);
+#undef QD_C
+  return qf_fma(qf_add(p0, p1), sc, acc);
+}
+
+/* The scale vector of chunk j of a block (its groups' scales at sb): one
+ * group per chunk (gs 64), half a group (128), or two (32: lanes 0 .. 3 the
+ * first, 4 .. 7 the second). */
+static inline vf qd_scale(const float *sb, int64_t j, const int gs) {
+  if (gs == 64)
+    return _mm256_broadcast_ss(sb + j);
+  if (gs == 128)
+    return _mm256_broadcast_ss(sb + (j >> 1));
+  const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1),
+                                       _mm256_set1_epi32((int)((2 * j) & 7)));
+  return _mm256_permutevar8x32_ps(qf_load(sb + ((2 * j) & ~(int64_t)7)), idx);
+}
+
+/* Packed row n: out = sum over blocks of QI_GC groups of 2^(xd_e - a) times
+ * the block's sums with its scales times 2^a (a from its largest scale, so
+ * no product of a tiny or huge scale leaves f32's normal range), in f64,
+ * plus the biases times the sums of x. */
+QF_INLINE void qd_row(const emlx_qmm_prob *p, int64_t n, const int gs) {
+  const int64_t G = p->groups, rb = p->row_bytes, gbytes = gs / 2;
+  const uint8_t *w = (const uint8_t *)p->w + n * rb;
+  const uint8_t *pw = n + p->pf_rows < p->rows ? w + p->pf_rows * rb : w;
+  float sb[QI_GC] __attribute__((aligned(32))), bb[QI_GC] __attribute__((aligned(32)));
+  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  double sum = 0.0;
+  vf bacc = qf_zero();
+  for (int64_t g0 = 0; g0 < G; g0 += QI_GC) {
+    const int64_t nc = G - g0 < QI_GC ? G - g0 : QI_GC, ncp = (nc + 7) / 8 * 8;
+    qi_row_scales(p, n, g0, sb, bb);
+    vf mx = qf_zero();
+    for (int64_t g = 0; g < ncp; g += 8) {
+      bacc = qf_fma(qf_load(bb + g), qf_load(p->xsum + g0 + g), bacc);
+      mx = _mm256_max_ps(_mm256_and_ps(qf_load(sb + g), absm), mx); /* NaN scales pass by */
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    const float smax = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    int a = 0, e;
+    if (smax > 0.0f && smax <= 3.4028235e38f) {
+      frexpf(smax, &e);
+      a = 64 - e > 127 ? 127 : 64 - e; /* the largest scale to [2^63, 2^64) */
+    }
+    const vf f = qf_set1(ldexpf(1.0f, a));
+    for (int64_t g = 0; g < ncp; g += 8)
+      qf_store(sb + g, qf_mul(qf_load(sb + g), f));
+    const int64_t b0 = g0 * gbytes, b1 = (g0 + nc) * gbytes < rb ? (g0 + nc) * gbytes : rb;
+    const float *X = p->xd + b0 * 2; /* 64 floats a 32-byte chunk */
+    vf acc0 = qf_zero(), acc1 = qf_zero();
+    int64_t b = b0;
+    for (; b + 64 <= b1; b += 64, X += 128) {
+      _mm_prefetch((const char *)pw + b, _MM_HINT_T0);
+      const int64_t j = (b - b0) >> 5;
+      acc0 = qd_chunk(qi_loadu(w + b), X, qd_scale(sb, j, gs), acc0);
+      acc1 = qd_chunk(qi_loadu(w + b + 32), X + 64, qd_scale(sb, j + 1, gs), acc1);
+    }
+    for (; b < b1; b += 32, X += 64) { /* a last chunk or two, whole or (the row's end) half */
+      _mm_prefetch((const char *)pw + b, _MM_HINT_T0);
+      vi v = b1 - b >= 32 ? qi_loadu(w + b) : qi_load_part(w + b, b1 - b);
+      acc0 = qd_chunk(v, X, qd_scale(sb, (b - b0) >> 5, gs), acc0);
+    }
+    sum += (double)qf_hsum(qf_add(acc0, acc1)) * ldexp(1.0, p->xd_e - a);
+  }
+  p->orow[0][n] = (float)(sum + (double)qf_hsum(bacc));
+}
+
+static __attribute__((noinline)) void qd_rows_g32(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
+  for (int64_t n = n0; n < n1; n++)
+    qd_row(p, n, 32);
+}
+static __attribute__((noinline)) void qd_rows_g64(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
+  for (int64_t n = n0; n < n1; n++)
+    qd_row(p, n, 64);
+}
+static __attribute__((noinline)) void qd_rows_g128(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
+  for (int64_t n = n0; n < n1; n++)
+    qd_row(p, n, 128);
+}
+
+/* Rows [n0, n1) of W, with MXCSR's flush bits clear (a subnormal code read
+ * as zero would drop it) and put back after. */
+static void qd_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
+  const unsigned csr = _mm_getcsr();
+  if (csr & QD_MXCSR_FLUSH)
+    _mm_setcsr(csr & ~QD_MXCSR_FLUSH);
+  emlx_qmm_prob pp = *p; /* prefetch QI_PF_BYTES ahead, in whole rows */
+  pp.pf_rows = (QI_PF_BYTES + p->row_bytes - 1) / p->row_bytes;
+  if (p->gs == 32)
+    qd_rows_g32(&pp, n0, n1);
+  else if (p->gs == 64)
+    qd_rows_g64(&pp, n0, n1);
+  else
+    qd_rows_g128(&pp, n0, n1);
+  if (csr & QD_MXCSR_FLUSH)
+    _mm_setcsr(csr);
+}

@@ -36,6 +36,8 @@
  * qi_f16(h), qi_bf16(h): QI_VB / 4 f16 / bf16 values to f32 (QI_VB / 4 == QF_VL);
  * QI_TAKES_M(kind, M) (optional, default 1): whether the path takes M rows
  * of x for that kind (0: the f32 decode path or the prefill path runs);
+ * QD_DEN (optional): the unit defines qd_decode_t(p, n0, n1), declared
+ * before this file, for EMLX_QK_DA4 (affine 4-bit codes, one x row);
  * QI_AB (1: affine 2, 3, 5, 6-bit codes too, where qi_ab_ok()), with
  * qi_unpack_bits(v, perm, shift): byte j = 8 bits of qword j / 8 of the
  * bytes of v picked by perm, from bit shift[j];
@@ -280,6 +282,10 @@ static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
 #endif
 
 static int qi_kind(emlx_qmm_prob *p) {
+#ifdef QD_DEN
+  if (p->mode == EMLX_QMM_AFFINE && p->bits == 4 && p->M == 1)
+    return EMLX_QK_DA4; /* the unit's subnormal-code path (qd_decode_t) */
+#endif
   if (p->mode == EMLX_QMM_AFFINE && p->bits == 4)
     return EMLX_QK_IA4;
   if (p->mode == EMLX_QMM_AFFINE && p->bits == 8 && QI_A8)
@@ -635,6 +641,12 @@ QI_DT_KIND(EMLX_QK_IAB)
 #define QI_WBLOCK (128 * 1024)
 
 static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
+#ifdef QD_DEN
+  if (p->kind == EMLX_QK_DA4) {
+    qd_decode_t(p, n0, n1);
+    return;
+  }
+#endif
   void (*blk)(const emlx_qmm_prob *, int64_t, int64_t, int, int) = qi_dt_EMLX_QK_IA4;
   if (p->kind == EMLX_QK_IF4)
     blk = qi_dt_EMLX_QK_IF4;
