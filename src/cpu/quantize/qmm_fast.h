@@ -41,7 +41,8 @@
  * f32 (no coding), sums scaled per block of 128 groups by a power of two
  * (from the block's largest scale) and gathered in f64. The kernel clears
  * the denormals-are-zero and flush-to-zero bits of MXCSR while it runs. x
- * with NaN or Inf, or max|x| >= 2^100, takes the integer decode path.
+ * with NaN or Inf goes to the integer decode path's checks (and so to the
+ * f32 path).
  * Accumulation is f32; results agree with an f64 dequantize-then-matmul to
  * f32 rounding of the sums (not bit-exact with MLX, whose order differs).
  * This comment and the declarations below are the contract with the op side
