@@ -17,6 +17,11 @@
  *                     to hold against stream. Each rep is paired with a
  *                     cold read of as many bytes (pct_cold_stream, see
  *                     run_decode_cold)
+ *   sdpa_decode_rot_f32, sdpa_decode_rot_bf16
+ *                     the decode cases over 6 copies of K/V taken in turn
+ *                     with no pause, as a decode loop's layers are; each
+ *                     rep paired with a read of as many bytes of a rotating
+ *                     yardstick (pct_rot_stream, see run_decode_rot)
  *
  * Each decode line also prints pct_stream (gb_s over the stream figure of
  * the same run). bench/bench_attention_peers.py runs this program and the
@@ -319,6 +324,74 @@ static int run_decode_cold(emlx_dtype dt, const char *name) {
   return 0;
 }
 
+/* ---- decode over rotating caches ---------------------------------------------------
+ * A decode loop reads every layer's cache once per token, one after the
+ * other with no pause: ROT_COPIES copies of K and V (3x a 32 MiB L3 and
+ * more), taken in turn, each call reading its copy from memory right after
+ * the previous call's traffic. Each rep times the decode over copy r %
+ * ROT_COPIES, then a streaming read of yardstick copy r % ROT_COPIES (as
+ * many bytes, every pool thread, like run_decode_cold's), so the yardstick
+ * meets the same state of the memory system; pct_rot_stream is the median
+ * over reps of yardstick time over decode time. The evicted case above
+ * instead idles the memory system for the ~30 ms of its eviction pass
+ * before each call, which on some hosts slows the first milliseconds that
+ * follow; the two conditions are reported side by side. */
+
+#define ROT_COPIES 6
+
+static int run_decode_rot(emlx_dtype dt, const char *name) {
+  bench_input qin = Q_DEC;
+  qin.dtype = dt;
+  emlx_array *q = bench_make_input(&qin);
+  const int64_t ys[1] = {2 * 8 * 4096 * 128 * (int64_t)emlx_dtype_size(dt) / 4};
+  emlx_array *k[ROT_COPIES], *v[ROT_COPIES], *yard[ROT_COPIES];
+  bool ok = q != NULL && emlx_eval(&q, 1) == 0;
+  for (int c = 0; c < ROT_COPIES; c++) {
+    bench_input kin = KV_DEC(dt, 2 + 3 * c), vin = KV_DEC(dt, 3 + 3 * c);
+    bench_input yin = {EMLX_UINT32, 1, {ys[0]}, 4 + 3 * c, BENCH_INT, 0, 1000};
+    k[c] = bench_make_input(&kin), v[c] = bench_make_input(&vin), yard[c] = bench_make_input(&yin);
+    emlx_array *pre[3] = {k[c], v[c], yard[c]};
+    ok = ok && k[c] && v[c] && yard[c] && emlx_eval(pre, 3) == 0;
+  }
+  if (!ok)
+    return -1;
+  int nt = emlx_num_threads() < 256 ? emlx_num_threads() : 256;
+  size_t ywords = (size_t)ys[0] / 2;
+  enum { REPS = 60 };
+  double times[REPS], ratio[REPS], smin = 1e300;
+  uint64_t sink = 0;
+  for (int r = -2 * ROT_COPIES; r < REPS; r++) {
+    const int c = (r + 2 * ROT_COPIES) % ROT_COPIES;
+    double t0 = bench_now_ms();
+    emlx_array *o = emlx_fast_sdpa(q, k[c], v[c], kScale, NULL);
+    if (!o || emlx_eval(&o, 1) != 0)
+      return -1;
+    double ms = bench_now_ms() - t0;
+    emlx_release(o);
+    double sms = cold_stream_ms(emlx_data(yard[c]), ywords, nt, &sink);
+    if (r >= 0) {
+      smin = sms < smin ? sms : smin;
+      times[r] = ms;
+      ratio[r] = 100.0 * sms / ms;
+    }
+  }
+  qsort(times, REPS, sizeof *times, bench_cmp_double);
+  qsort(ratio, REPS, sizeof *ratio, bench_cmp_double);
+  double median = times[REPS / 2];
+  double gbs = 2.0 * 8 * 4096 * 128 * (double)emlx_dtype_size(dt) / (median * 1e-3) / 1e9;
+  printf("case=%s impl=emlx threads=%d reps=%d copies=%d median_ms=%.4f min_ms=%.4f max_ms=%.4f "
+         "gb_s=%.2f pct_stream=%.1f pct_rot_stream=%.1f pct_rot_p10=%.1f pct_rot_p90=%.1f "
+         "rot_stream_min_ms=%.4f pct_rot_best=%.1f check=%llu\n",
+         name, emlx_num_threads(), REPS, ROT_COPIES, median, times[0], times[REPS - 1], gbs,
+         g_stream_gbs > 0 ? 100 * gbs / g_stream_gbs : 0.0, ratio[REPS / 2], ratio[REPS / 10],
+         ratio[REPS - 1 - REPS / 10], smin, 100.0 * smin / times[0],
+         (unsigned long long)(sink & 1));
+  emlx_release(q);
+  for (int c = 0; c < ROT_COPIES; c++)
+    emlx_release(k[c]), emlx_release(v[c]), emlx_release(yard[c]);
+  return 0;
+}
+
 /* ---- the suite ------------------------------------------------------------------ */
 
 static const char *s_name(const void *ctx, size_t i) {
@@ -327,7 +400,9 @@ static const char *s_name(const void *ctx, size_t i) {
          : i <= NCASES     ? cases[i - 1].name
          : i == NCASES + 1 ? "kv_decode_bf16"
          : i == NCASES + 2 ? "sdpa_decode_cold_f32"
-                           : "sdpa_decode_cold_bf16";
+         : i == NCASES + 3 ? "sdpa_decode_cold_bf16"
+         : i == NCASES + 4 ? "sdpa_decode_rot_f32"
+                           : "sdpa_decode_rot_bf16";
 }
 static const char *s_what(const void *ctx, size_t i) {
   (void)ctx;
@@ -335,7 +410,8 @@ static const char *s_what(const void *ctx, size_t i) {
          : i <= NCASES ? cases[i - 1].what
          : i == NCASES + 1
              ? "kv_cache_sdpa_update in place: 1 token into a bf16 {1,8,4096,128} cache"
-             : "sdpa decode with the caches evicted before each rep";
+         : i <= NCASES + 3 ? "sdpa decode with the caches evicted before each rep"
+                           : "sdpa decode over 6 copies of the caches in turn, back to back";
 }
 static int s_run(const void *ctx, size_t i, const bench_options *opt) {
   (void)ctx;
@@ -347,6 +423,10 @@ static int s_run(const void *ctx, size_t i, const bench_options *opt) {
     return run_decode_cold(EMLX_FLOAT32, "sdpa_decode_cold_f32");
   if (i == NCASES + 3)
     return run_decode_cold(EMLX_BFLOAT16, "sdpa_decode_cold_bf16");
+  if (i == NCASES + 4)
+    return run_decode_rot(EMLX_FLOAT32, "sdpa_decode_rot_f32");
+  if (i == NCASES + 5)
+    return run_decode_rot(EMLX_BFLOAT16, "sdpa_decode_rot_bf16");
   const bench_case *c = &cases[i - 1];
   double median = 0;
   bench_run_extra x = {.median = &median};
@@ -359,6 +439,6 @@ static int s_run(const void *ctx, size_t i, const bench_options *opt) {
 }
 
 int main(int argc, char **argv) {
-  bench_suite s = {NCASES + 4, NULL, s_name, s_what, s_run};
+  bench_suite s = {NCASES + 6, NULL, s_name, s_what, s_run};
   return bench_main_suite(argc, argv, &s);
 }

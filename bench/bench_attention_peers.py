@@ -211,6 +211,13 @@ def main():
                 for k in ("pct_stream", "pct_cold_stream", "pct_cold_best"):
                     if k in e:
                         add(case, k, float(e[k]))
+        for case in ("sdpa_decode_rot_f32", "sdpa_decode_rot_bf16"):
+            e = rows.get(case)
+            if e:
+                add(case, "emlx_ms", float(e["median_ms"]))
+                for k in ("pct_stream", "pct_rot_stream", "pct_rot_best"):
+                    if k in e:
+                        add(case, k, float(e[k]))
         if "kv_decode_bf16" in rows:
             add("kv_decode_bf16", "emlx_ms", float(rows["kv_decode_bf16"]["median_ms"]))
             add("kv_decode_bf16", "pct_stream", float(rows["kv_decode_bf16"]["pct_stream"]))
