@@ -272,6 +272,38 @@ static double cold_stream_ms(const uint64_t *buf, size_t n, int nt, uint64_t *ch
   return ms;
 }
 
+/* ms of one decode call, or -1 on an error */
+static double decode_ms(emlx_array *q, emlx_array *k, emlx_array *v) {
+  double t0 = bench_now_ms();
+  emlx_array *o = emlx_fast_sdpa(q, k, v, kScale, NULL);
+  if (!o || emlx_eval(&o, 1) != 0) {
+    emlx_release(o);
+    return -1;
+  }
+  double ms = bench_now_ms() - t0;
+  emlx_release(o);
+  return ms;
+}
+
+/* The line of a decode case whose reps are paired with yardstick reads:
+ * times (decode ms) and ratio (100 x yardstick ms / decode ms) sorted,
+ * then pct_<tag>_stream (the median ratio) with its p10 / p90, the fastest
+ * yardstick and pct_<tag>_best (fastest yardstick over fastest decode). */
+static void print_paired(const char *name, const char *tag, const char *extra, emlx_dtype dt,
+                         double *times, double *ratio, int reps, double smin, uint64_t sink) {
+  qsort(times, (size_t)reps, sizeof *times, bench_cmp_double);
+  qsort(ratio, (size_t)reps, sizeof *ratio, bench_cmp_double);
+  double median = times[reps / 2];
+  double gbs = 2.0 * 8 * 4096 * 128 * (double)emlx_dtype_size(dt) / (median * 1e-3) / 1e9;
+  printf("case=%s impl=emlx threads=%d reps=%d %smedian_ms=%.4f min_ms=%.4f max_ms=%.4f "
+         "gb_s=%.2f pct_stream=%.1f pct_%s_stream=%.1f pct_%s_p10=%.1f pct_%s_p90=%.1f "
+         "%s_stream_min_ms=%.4f pct_%s_best=%.1f check=%llu\n",
+         name, emlx_num_threads(), reps, extra, median, times[0], times[reps - 1], gbs,
+         g_stream_gbs > 0 ? 100 * gbs / g_stream_gbs : 0.0, tag, ratio[reps / 2], tag,
+         ratio[reps / 10], tag, ratio[reps - 1 - reps / 10], tag, smin, tag,
+         100.0 * smin / times[0], (unsigned long long)(sink & 1));
+}
+
 static int run_decode_cold(emlx_dtype dt, const char *name) {
   bench_input qin = Q_DEC, kin = KV_DEC(dt, 2), vin = KV_DEC(dt, 3);
   qin.dtype = dt;
@@ -297,29 +329,16 @@ static int run_decode_cold(emlx_dtype dt, const char *name) {
     sink += evict_caches();
     double sms = cold_stream_ms(yb, ywords, nt, &sink);
     sink += evict_caches();
-    double t0 = bench_now_ms();
-    emlx_array *o = emlx_fast_sdpa(q, k, v, kScale, NULL);
-    if (!o || emlx_eval(&o, 1) != 0)
+    double ms = decode_ms(q, k, v);
+    if (ms < 0)
       return -1;
-    double ms = bench_now_ms() - t0;
-    emlx_release(o);
     if (r >= 0) {
       smin = sms < smin ? sms : smin;
       times[r] = ms;
       ratio[r] = 100.0 * sms / ms;
     }
   }
-  qsort(times, REPS, sizeof *times, bench_cmp_double);
-  qsort(ratio, REPS, sizeof *ratio, bench_cmp_double);
-  double median = times[REPS / 2];
-  double gbs = 2.0 * 8 * 4096 * 128 * (double)emlx_dtype_size(dt) / (median * 1e-3) / 1e9;
-  printf("case=%s impl=emlx threads=%d reps=%d median_ms=%.4f min_ms=%.4f max_ms=%.4f "
-         "gb_s=%.2f pct_stream=%.1f pct_cold_stream=%.1f pct_cold_p10=%.1f pct_cold_p90=%.1f "
-         "cold_stream_min_ms=%.4f pct_cold_best=%.1f evict_check=%llu\n",
-         name, emlx_num_threads(), REPS, median, times[0], times[REPS - 1], gbs,
-         g_stream_gbs > 0 ? 100 * gbs / g_stream_gbs : 0.0, ratio[REPS / 2], ratio[REPS / 10],
-         ratio[REPS - 1 - REPS / 10], smin, 100.0 * smin / times[0],
-         (unsigned long long)(sink & 1));
+  print_paired(name, "cold", "", dt, times, ratio, REPS, smin, sink);
   emlx_release(q), emlx_release(k), emlx_release(v), emlx_release(yard);
   return 0;
 }
@@ -362,12 +381,9 @@ static int run_decode_rot(emlx_dtype dt, const char *name) {
   uint64_t sink = 0;
   for (int r = -2 * ROT_COPIES; r < REPS; r++) {
     const int c = (r + 2 * ROT_COPIES) % ROT_COPIES;
-    double t0 = bench_now_ms();
-    emlx_array *o = emlx_fast_sdpa(q, k[c], v[c], kScale, NULL);
-    if (!o || emlx_eval(&o, 1) != 0)
+    double ms = decode_ms(q, k[c], v[c]);
+    if (ms < 0)
       return -1;
-    double ms = bench_now_ms() - t0;
-    emlx_release(o);
     double sms = cold_stream_ms(emlx_data(yard[c]), ywords, nt, &sink);
     if (r >= 0) {
       smin = sms < smin ? sms : smin;
@@ -375,17 +391,9 @@ static int run_decode_rot(emlx_dtype dt, const char *name) {
       ratio[r] = 100.0 * sms / ms;
     }
   }
-  qsort(times, REPS, sizeof *times, bench_cmp_double);
-  qsort(ratio, REPS, sizeof *ratio, bench_cmp_double);
-  double median = times[REPS / 2];
-  double gbs = 2.0 * 8 * 4096 * 128 * (double)emlx_dtype_size(dt) / (median * 1e-3) / 1e9;
-  printf("case=%s impl=emlx threads=%d reps=%d copies=%d median_ms=%.4f min_ms=%.4f max_ms=%.4f "
-         "gb_s=%.2f pct_stream=%.1f pct_rot_stream=%.1f pct_rot_p10=%.1f pct_rot_p90=%.1f "
-         "rot_stream_min_ms=%.4f pct_rot_best=%.1f check=%llu\n",
-         name, emlx_num_threads(), REPS, ROT_COPIES, median, times[0], times[REPS - 1], gbs,
-         g_stream_gbs > 0 ? 100 * gbs / g_stream_gbs : 0.0, ratio[REPS / 2], ratio[REPS / 10],
-         ratio[REPS - 1 - REPS / 10], smin, 100.0 * smin / times[0],
-         (unsigned long long)(sink & 1));
+  char extra[32];
+  snprintf(extra, sizeof extra, "copies=%d ", ROT_COPIES);
+  print_paired(name, "rot", extra, dt, times, ratio, REPS, smin, sink);
   emlx_release(q);
   for (int c = 0; c < ROT_COPIES; c++)
     emlx_release(k[c]), emlx_release(v[c]), emlx_release(yard[c]);
