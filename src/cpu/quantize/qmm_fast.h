@@ -20,7 +20,8 @@
  * of x. Nothing dequantized is written to memory beyond those panels.
  * Integer decode path (transpose, M <= 32, every format but mxfp8; AVX-512
  * with VNNI + VBMI, or AVX2 for 4-bit and affine 8-bit codes, as 16-bit
- * words; AVX2 takes affine codes at every M, e2m1 codes for M < 4 and
+ * words; AVX2 takes affine codes at every M (but 4-bit codes at M = 1,
+ * which take the subnormal-code path below), e2m1 codes for M < 4 and
  * M > 8, the f32 decode path being faster between): x is coded
  * per group of gs elements in 24 bits (x ~ xsc * c, |c| <= 8355711,
  * xsc = max|x| / 8355711) and the codes' dot products with
