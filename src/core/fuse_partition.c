@@ -204,11 +204,20 @@ static int order_index(emlx_array *const *order, const emlx_ptrmap *index, emlx_
   return j >= 0 && order[j] == in ? j : -1;
 }
 
+/* The device and dtype of an input, copied under its consumer's lock. */
+typedef struct in_info {
+  emlx_device device;
+  emlx_dtype dtype;
+} in_info;
+
 /* The inputs of a PENDING node (read under its lock) into in[0..cap), as
- * indices into order (-1: not in it); -1 when the node is no longer pending
- * or has more than cap inputs. */
+ * indices into order (-1: not in it), and the device and dtype of the first
+ * three into ins3 (values, not pointers: a ready input the walk did not
+ * retain, such as a constant, is freed as soon as another thread computes
+ * the node and detaches it, so it must not be read after the lock); -1
+ * when the node is no longer pending or has more than cap inputs. */
 static int read_inputs(emlx_node *node, emlx_array *const *order, const emlx_ptrmap *index, int *in,
-                       int cap, emlx_array **ins3) {
+                       int cap, in_info *ins3) {
   int n = -1;
   emlx__spin_lock(&node->lock);
   if (atomic_load_explicit(&node->state, memory_order_acquire) == EMLX_NODE_PENDING &&
@@ -217,14 +226,14 @@ static int read_inputs(emlx_node *node, emlx_array *const *order, const emlx_ptr
     for (int k = 0; k < n; k++) {
       in[k] = order_index(order, index, node->inputs[k]);
       if (k < 3)
-        ins3[k] = node->inputs[k];
+        ins3[k] = (in_info){node->inputs[k]->device, node->inputs[k]->dtype};
     }
   }
   emlx__spin_unlock(&node->lock);
   return n;
 }
 
-static bool node_fusable(const emlx_array *a, emlx_array *const *ins, int nin) {
+static bool node_fusable(const emlx_array *a, const in_info *ins, int nin) {
   const emlx_node *node = a->node;
   emlx_prim_class k = emlx_prim_table[node->prim].klass;
   if (node->noutputs != 1 || nin < 1 || nin > 3 ||
@@ -232,9 +241,9 @@ static bool node_fusable(const emlx_array *a, emlx_array *const *ins, int nin) {
     return false;
   emlx_dtype dt[3];
   for (int i = 0; i < nin; i++) {
-    if (ins[i]->device != a->device)
+    if (ins[i].device != a->device)
       return false;
-    dt[i] = ins[i]->dtype;
+    dt[i] = ins[i].dtype;
   }
   return emlx__fuse_supports(emlx__backend(a->device), node->prim, node->params, node->params_size,
                              dt, nin, a->dtype);
@@ -287,7 +296,7 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, const emlx_ptrmap *
     emlx_array *a = order[i];
     if (emlx__ready(a) || !a->node)
       continue;
-    emlx_array *ins3[3];
+    in_info ins3[3];
     int nin = read_inputs(a->node, order, index, in_store + used, cnt[i], ins3);
     if (nin < 0)
       continue;
@@ -300,7 +309,7 @@ int emlx__fuse_partition(emlx_array *const *order, size_t n, const emlx_ptrmap *
     const emlx_backend *be = emlx__backend(a->device);
     v[i].reducer = !v[i].fusable && nin == 1 && a->node->noutputs == 1 &&
                    emlx__fuse_is_reduction(a->node->prim) && be && be->fuse_reduce &&
-                   ins3[0]->device == a->device;
+                   ins3[0].device == a->device;
   }
   int rc = emlx__fuse_group(v, n, region_of, regions_out, nregions_out);
   emlx__spare_give(EMLX__SPARE_PARTITION, block, cap);
