@@ -354,6 +354,28 @@ static atomic_bool int_dot_on = true;
 
 bool emlx_cpu_qmm_fast_int_dot(bool on) { return atomic_exchange(&int_dot_on, on); }
 
+/* Per group g < G of x (gs elements each): sums[g] = the f64 sum of its x,
+ * rounded to f32, and amax[g] = its max |x|. false: some |x| is NaN or
+ * above lim (Inf, or larger than the caller's codes take). */
+static bool group_stats(const float *x, int64_t gs, int64_t G, float lim, float *sums,
+                        float *amax) {
+  for (int64_t g = 0; g < G; g++) {
+    const float *xg = x + g * gs;
+    float m = 0.0f;
+    double t = 0.0;
+    for (int64_t k = 0; k < gs; k++) {
+      float a = xg[k] < 0 ? -xg[k] : xg[k];
+      if (!(a <= lim))
+        return false;
+      m = a > m ? a : m;
+      t += (double)xg[k];
+    }
+    sums[g] = (float)t;
+    amax[g] = m;
+  }
+  return true;
+}
+
 /* The integer decode path's x: per row and group of gs elements, the codes
  * c = round(x / xsc) with xsc = max|x| / QI_C, QI_C = 8355711, so that c =
  * 65536 * h + 256 * m + l with h, m, l int8 (l the low byte as signed, then
@@ -384,22 +406,15 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
     float *sc = xsc + m * p->xs_row, *su = xs + m * p->xs_row;
     const int64_t full = (K >> ce_sh) * cb; /* past it: the last, partial chunk, zero past K */
     memset(d + full, 0, (size_t)(p->xi_row - full));
-    for (int64_t g = 0; g < G; g++) { /* the scales, and the sums of x */
-      const float *xg = x + g * gs;
-      float amax = 0.0f;
-      double tsum = 0.0;
-      for (int64_t k = 0; k < gs; k++) {
-        float a = xg[k] < 0 ? -xg[k] : xg[k];
-        if (!(a <= 3.0e38f))
-          return false; /* NaN or Inf */
-        amax = a > amax ? a : amax;
-        tsum += (double)xg[k];
-      }
+    /* the sums of x, and in sc max|x| until the scales replace it */
+    if (!group_stats(x, gs, G, 3.0e38f, su, sc))
+      return false; /* NaN or Inf */
+    for (int64_t g = 0; g < G; g++) {
+      const float amax = sc[g];
       if (amax > 0.0f && amax < 0x1p-100f)
         return false; /* tiny */
       inv[g] = amax > 0.0f ? QI_C / (double)amax : 0.0;
       sc[g] = (float)((double)amax / QI_C);
-      su[g] = (float)tsum;
     }
     int64_t csum = 0;
     for (int64_t e = 0; e < K; e++) { /* the codes, in chunk order */
@@ -448,19 +463,13 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
  * (an f64 exponent). false: x holds NaN or Inf. */
 static bool prep_den(emlx_qmm_prob *p, float *xd, float *xs) {
   const float *x = p->xr[0];
-  const int64_t K = p->K, gs = p->gs, chunks = (p->row_bytes + 31) / 32;
+  const int64_t K = p->K, chunks = (p->row_bytes + 31) / 32;
+  float *gmax = xd; /* the groups' max|x|, in xd until the codes' x overwrite it */
+  if (!group_stats(x, p->gs, p->groups, 3.4028235e38f, xs, gmax))
+    return false; /* NaN or Inf */
   float amax = 0.0f;
-  for (int64_t g = 0; g < p->groups; g++) {
-    double t = 0.0;
-    for (int64_t k = g * gs; k < (g + 1) * gs; k++) {
-      float a = fabsf(x[k]);
-      if (!(a <= 3.4028235e38f))
-        return false; /* NaN or Inf */
-      amax = a > amax ? a : amax;
-      t += (double)x[k];
-    }
-    xs[g] = (float)t;
-  }
+  for (int64_t g = 0; g < p->groups; g++)
+    amax = gmax[g] > amax ? gmax[g] : amax;
   for (int64_t g = p->groups; g < p->xs_row; g++)
     xs[g] = 0.0f;
   int e = 0;

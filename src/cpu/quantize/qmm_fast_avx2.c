@@ -194,9 +194,8 @@ static void qd_decode_t(const struct emlx_qmm_prob *p, int64_t n0, int64_t n1);
 
 /* acc + sc times the sum of the chunk's 64 products (two FMA chains). */
 static inline vf qd_chunk(vi v, const float *X, vf sc, vf acc) {
-  const vi m0 = _mm256_set1_epi32(0xf), m1 = _mm256_set1_epi32(0xf0),
-           m2 = _mm256_set1_epi32(0xf00), m3 = _mm256_set1_epi32(0xf000),
-           m4 = _mm256_set1_epi32(0xf0000);
+  const vi m0 = _mm256_set1_epi32(0xf), m1 = _mm256_set1_epi32(0xf0), m2 = _mm256_set1_epi32(0xf00),
+           m3 = _mm256_set1_epi32(0xf000), m4 = _mm256_set1_epi32(0xf0000);
   const vi v12 = _mm256_srli_epi32(v, 12);
 #define QD_C(a, m) _mm256_castsi256_ps(_mm256_and_si256(a, m))
   vf p0 = _mm256_mul_ps(QD_C(v, m0), qf_load(X));
@@ -275,18 +274,16 @@ QF_INLINE void qd_row(const emlx_qmm_prob *p, int64_t n, const int gs) {
   p->orow[0][n] = (float)(sum + (double)qf_hsum(bacc));
 }
 
-static __attribute__((noinline)) void qd_rows_g32(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
-  for (int64_t n = n0; n < n1; n++)
-    qd_row(p, n, 32);
-}
-static __attribute__((noinline)) void qd_rows_g64(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
-  for (int64_t n = n0; n < n1; n++)
-    qd_row(p, n, 64);
-}
-static __attribute__((noinline)) void qd_rows_g128(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
-  for (int64_t n = n0; n < n1; n++)
-    qd_row(p, n, 128);
-}
+/* the row loop, one instance per group size (gs a constant in qd_row) */
+#define QD_ROWS(gs)                                                                                \
+  static __attribute__((noinline)) void qd_rows_g##gs(const emlx_qmm_prob *p, int64_t n0,          \
+                                                      int64_t n1) {                                \
+    for (int64_t n = n0; n < n1; n++)                                                              \
+      qd_row(p, n, gs);                                                                            \
+  }
+QD_ROWS(32)
+QD_ROWS(64)
+QD_ROWS(128)
 
 /* Rows [n0, n1) of W, with MXCSR's flush bits clear (a subnormal code read
  * as zero would drop it) and put back after. */
