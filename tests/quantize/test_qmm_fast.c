@@ -570,6 +570,63 @@ static void test_one_row(void) {
 #endif
 }
 
+/* ---- the integer decode path's range -------------------------------------
+ * Its powers of two (per x row, and per block of 128 groups of scales and
+ * biases) keep every product of a scale and x's code scale a normal f32:
+ * without them a scale near the bottom of f32's range times a code scale
+ * of about 2^-24 goes subnormal and loses its low bits. Scales tiny and
+ * huge (affine times 2^-118 / 2^100, biases alike; e8m0 2^-120 .. 2^-109 /
+ * 2^92 .. 2^103), x subnormal (with scales near 2^60, so the results stay
+ * normal), tiny and huge, rows of x a power of two apart, 150 groups (two
+ * blocks), over 1, 3 and 6 rows and every kind the path takes (affine 4, 8
+ * and 3-bit, mxfp4), whichever path the unit runs. */
+static void range_case(tu_rng *rng, int mode, int bits, int64_t M, int srange, double xmul,
+                       const char *tag) {
+  const int gs = mode == EMLX_QMM_AFFINE ? 64 : 32;
+  const int64_t N = 9, K = 150 * (int64_t)gs;
+  const bool affine = mode == EMLX_QMM_AFFINE;
+  qmat q = make_qmat(rng, mode, bits, gs, true, affine ? EMLX_FLOAT32 : EMLX_UINT8, N, K);
+  /* affine: times 2^se; e8m0 codes 2^-8 .. 2^3 moved to 2^-120 .. 2^-109 (tiny), by 2^se else */
+  const int se = srange < 0 ? -118 : srange == 1 ? 100 : 60;
+  for (int64_t i = 0; srange && i < q.rows * q.groups; i++) {
+    if (affine) {
+      ((float *)q.scales)[i] = ldexpf(((float *)q.scales)[i], se);
+      ((float *)q.biases)[i] = ldexpf(((float *)q.biases)[i], se);
+    } else {
+      ((uint8_t *)q.scales)[i] = (uint8_t)(tu_randint(rng, 119, 130) + (se < -112 ? -112 : se));
+    }
+  }
+  float *x = malloc((size_t)(M * K) * sizeof(float)), *out = guarded_out(M, N);
+  for (int64_t m = 0; m < M; m++) /* rows of x times 1, 16, 1/16, 1, ... */
+    for (int64_t k = 0; k < K; k++)
+      x[m * K + k] =
+          (float)(tu_uniform(rng, -1.0, 1.0) * xmul * (m % 3 == 1 ? 16.0 : m % 3 ? 0.0625 : 1.0));
+  emlx_qmm_desc d = desc_of(&q, x, K, M, out, N, false);
+  char what[160];
+  snprintf(what, sizeof what, "int range %s %s b%d M%" PRId64, tag, mode_name(mode), bits, M);
+  CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
+  check_out(&q, x, K, out, N, M, N, K, what);
+  check_out_padding(out, M, N, N, what);
+  free(x), free(out), free_qmat(&q);
+}
+
+static void test_int_range(void) {
+  tu_rng rng = {4711};
+  static const int kinds[][2] = {
+      {EMLX_QMM_AFFINE, 4}, {EMLX_QMM_AFFINE, 8}, {EMLX_QMM_AFFINE, 3}, {EMLX_QMM_MXFP4, 4}};
+  static const int64_t Ms[] = {1, 3, 6};
+  for (int ki = 0; ki < 4; ki++)
+    for (int mi = 0; mi < 3; mi++) {
+      const int mode = kinds[ki][0], bits = kinds[ki][1];
+      const int64_t M = Ms[mi];
+      range_case(&rng, mode, bits, M, -1, 1.0, "tiny scales");
+      range_case(&rng, mode, bits, M, 1, 1.0, "huge scales");
+      range_case(&rng, mode, bits, M, 2, 0x1p-130, "subnormal x, scales 2^60");
+      range_case(&rng, mode, bits, M, 0, 0x1p-110, "tiny x");
+      range_case(&rng, mode, bits, M, 0, 0x1p100, "huge x");
+    }
+}
+
 int main(void) {
   test_rejects();
   test_formats();
@@ -578,6 +635,7 @@ int main(void) {
   test_int_dot();
   test_int_dot_outliers();
   test_int_dot_low_bits();
+  test_int_range();
   test_int_dot_nonfinite();
   test_one_row();
   test_gather();

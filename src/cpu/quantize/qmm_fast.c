@@ -18,7 +18,7 @@
 /* M up to this takes the integer decode path where it applies (it streams
  * W once per 32 rows of x and unpacks nothing into memory; the prefill
  * path's unpacking pays only over many rows). */
-#define QMM_INT_MAX_M 32
+#define QMM_INT_MAX_M EMLX_QMM_INT_MAX_M
 /* Prefill: elements of K per unpacked panel. */
 #define QMM_KC 256
 /* Generic decode path: elements of a packed row unpacked at a time. */
@@ -376,8 +376,20 @@ static bool group_stats(const float *x, int64_t gs, int64_t G, float lim, float 
   return true;
 }
 
+/* xe with 2^(xe - 1) <= the largest of amax[0 .. G) < 2^xe (0 if all are 0):
+ * the integer decode path's power of two for an x row (qmm_fast.h). */
+static int row_exp(const float *amax, int64_t G) {
+  float mx = 0.0f;
+  for (int64_t g = 0; g < G; g++)
+    mx = amax[g] > mx ? amax[g] : mx;
+  int e = 0;
+  if (mx > 0.0f)
+    frexpf(mx, &e);
+  return e;
+}
+
 /* The integer decode path's x: per row and group of gs elements, the codes
- * c = round(x / xsc) with xsc = max|x| / QI_C, QI_C = 8355711, so that c =
+ * c = round(x / xsc') with xsc' = max|x| / QI_C, QI_C = 8355711, so that c =
  * 65536 * h + 256 * m + l with h, m, l int8 (l the low byte as signed, then
  * m likewise of (c - l) / 256, h the rest, in -127 .. 127), laid out per
  * chunk of vb bytes of a packed row (vb * ppb elements) for the AVX2 unit's
@@ -387,14 +399,15 @@ static bool group_stats(const float *x, int64_t gs, int64_t G, float lim, float 
  * high nibbles of the chunk's bytes): word k of vector 2 s + t is the
  * element of byte 2 k + t and part s, then the l of part 0, of part 1.
  * Otherwise h of each part, then m, then l. Elements past K are 0. A code
- * is off x by at most xsc / 2 = max|x| / 16711422 of
- * its group (about 2^-24, f32's own rounding of it). xs: per group, the sum
- * of x (affine) or of the coded x (e2m1, whose codes carry an offset).
- * false: a group is not finite, or so small (below 2^-100) that xsc would
- * be subnormal; the caller takes the f32 path. */
+ * is off x by at most xsc' / 2 = max|x| / 16711422 of
+ * its group (about 2^-24, f32's own rounding of it). xe[m]: row m's power
+ * of two (row_exp); xsc: per group, xsc' times 2^-xe; xs: per group, the
+ * sum of x times 2^-xe (affine) or of the coded x times xsc (e2m1, whose
+ * codes carry an offset). false: x is not finite; the caller takes the f32
+ * path. */
 #define QI_C EMLX_QI_C
 static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs,
-                     double *inv) {
+                     double *inv, int *xe) {
   const int ppb = p->kind == EMLX_QK_IA8 || p->kind == EMLX_QK_IAB ? 1 : 2;
   const int64_t K = p->K, gs = p->gs, G = p->groups;
   const int ce_sh = __builtin_ctz((unsigned)(vb * ppb)), gs_sh = __builtin_ctz((unsigned)gs);
@@ -409,12 +422,13 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
     /* the sums of x, and in sc max|x| until the scales replace it */
     if (!group_stats(x, gs, G, 3.0e38f, su, sc))
       return false; /* NaN or Inf */
+    const double xn = ldexp(1.0, -(xe[m] = row_exp(sc, G)));
     for (int64_t g = 0; g < G; g++) {
       const float amax = sc[g];
-      if (amax > 0.0f && amax < 0x1p-100f)
-        return false; /* tiny */
       inv[g] = amax > 0.0f ? QI_C / (double)amax : 0.0;
-      sc[g] = (float)((double)amax / QI_C);
+      sc[g] = (float)((double)amax / QI_C * xn);
+      if (affine)
+        su[g] = (float)((double)su[g] * xn);
     }
     int64_t csum = 0;
     for (int64_t e = 0; e < K; e++) { /* the codes, in chunk order */
@@ -539,8 +553,8 @@ static bool run_prob(emlx_qmm_prob *p, bool threaded) {
         return false;
       float *xsc = (float *)((char *)prep + (n_xi + 63) / 64 * 64), *xs = xsc + n_g;
       double *inv = (double *)(xs + n_g + (n_g & 1)); /* 8-byte aligned: n_g is even */
-      if (u->iprep ? u->iprep(&ip, prep, xsc, xs, inv)
-                   : prep_int(&ip, u->ivb, prep, xsc, xs, inv)) {
+      if (u->iprep ? u->iprep(&ip, prep, xsc, xs, inv, ip.xe)
+                   : prep_int(&ip, u->ivb, prep, xsc, xs, inv, ip.xe)) {
         ip.xi = prep;
         ip.xsc = xsc;
         ip.xsum = xs;

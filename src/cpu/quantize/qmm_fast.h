@@ -28,8 +28,11 @@
  * x's three int8 parts (AVX2's 8-bit codes: its word 256 h + m and its
  * byte l) are exact int32 sums, scaled into f32 per group; a
  * code is off x by at most max|x over its group| / 16711422 (about f32's
- * rounding of it), so results stay within the f32 tolerances below. x with
- * NaN, Inf or groups below 2^-100 takes the f32 path. W streams with
+ * rounding of it), so results stay within the f32 tolerances below. x is
+ * scaled per row and the scales (and biases) per block of 128 groups by
+ * powers of two that the block's sums, gathered in f64, undo, so tiny or
+ * huge scales and x keep normal f32 products. x with NaN or Inf takes the
+ * f32 path. W streams with
  * software prefetch (one row at a time for one x row or 8-bit codes), 128 KB
  * blocks of rows in L2 while blocks of 4 x rows run over them (the f32
  * decode path on AVX2 likewise).
@@ -79,8 +82,9 @@ typedef struct emlx_qmm_desc {
 } emlx_qmm_desc;
 
 /* M up to this takes the decode paths; above, the prefill path (or, up to
- * 32 rows, the integer decode path where it applies). */
+ * EMLX_QMM_INT_MAX_M rows, the integer decode path where it applies). */
 #define EMLX_QMM_DECODE_MAX_M 8
+#define EMLX_QMM_INT_MAX_M 32
 
 /* true: out written. false: this combination is not handled here (the
  * caller runs its reference kernel); no error is set. M, N, K >= 1. */
@@ -131,12 +135,15 @@ typedef struct emlx_qmm_prob {
   const float *xp;   /* decode path, transpose: M x K, x permuted to the unit's lane order */
   const float *xsum; /* decode path, transpose, affine: M x groups sums of x per group */
   /* integer decode path (kinds EMLX_QK_I*): x per group as 24-bit codes
-   * x ~ xsc * (65536 * h + 256 * m + l), h, m, l int8, in the unit's chunk
-   * order (see qmm_fast.c, prep_int); xsum then holds, per group, the sum of
-   * x (affine) or the sum of the coded x (e2m1). */
+   * x ~ 2^xe * xsc * (65536 * h + 256 * m + l), h, m, l int8, in the unit's
+   * chunk order (see qmm_fast.c, prep_int); xsum then holds, per group,
+   * 2^-xe times the sum of x (affine) or the sum of the coded x (e2m1). xe
+   * is per x row, 2^(xe - 1) <= its max|x| < 2^xe, so xsc < 2^-23 whatever
+   * x's range. */
   const int8_t *xi;
   const float *xsc;
-  int64_t xi_row;  /* bytes of xi per x row */
+  int64_t xi_row; /* bytes of xi per x row */
+  int xe[EMLX_QMM_INT_MAX_M];
   int64_t pf_rows; /* integer decode path: rows ahead to prefetch */
   int64_t xs_row;  /* floats of xsc (and xsum) per x row: groups rounded up to 16, zeros past */
   /* subnormal-code decode path (EMLX_QK_DA4): x times 2^(E - 4 pos) per
@@ -196,7 +203,7 @@ typedef struct emlx_qmm_isa {
   void (*tr)(const float *src, int64_t ss, float *dst, int64_t ds);
   /* The integer decode path's x (qmm_fast.c, prep_int: the same codes and
    * layout, the same false), in vectors, or NULL (the driver's loop). */
-  bool (*iprep)(const emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv);
+  bool (*iprep)(const emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv, int *xe);
 } emlx_qmm_isa;
 
 /* The integer decode path codes x per group as c = round(x * EMLX_QI_C /

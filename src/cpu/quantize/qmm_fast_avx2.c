@@ -140,6 +140,15 @@ static inline vf qi_bf16(const uint16_t *h) {
   __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)h));
   return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
 }
+static inline float qi_amax(const float *v, int64_t n) {
+  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 mx = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; i += 8) /* NaNs pass by: max returns its second operand */
+    mx = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(v + i), absm), mx);
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  return _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+}
 static inline vi qi_dot(vi acc, vi w, const int8_t *x) {
   __m256i pr = _mm256_maddubs_epi16(w, _mm256_loadu_si256((const __m256i *)x));
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pr, _mm256_set1_epi16(1)));
@@ -232,28 +241,14 @@ QF_INLINE void qd_row(const emlx_qmm_prob *p, int64_t n, const int gs) {
   const uint8_t *w = (const uint8_t *)p->w + n * rb;
   const uint8_t *pw = n + p->pf_rows < p->rows ? w + p->pf_rows * rb : w;
   float sb[QI_GC] __attribute__((aligned(32))), bb[QI_GC] __attribute__((aligned(32)));
-  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   double sum = 0.0;
   vf bacc = qf_zero();
   for (int64_t g0 = 0; g0 < G; g0 += QI_GC) {
     const int64_t nc = G - g0 < QI_GC ? G - g0 : QI_GC, ncp = (nc + 7) / 8 * 8;
     qi_row_scales(p, n, g0, sb, bb);
-    vf mx = qf_zero();
-    for (int64_t g = 0; g < ncp; g += 8) {
-      bacc = qf_fma(qf_load(bb + g), qf_load(p->xsum + g0 + g), bacc);
-      mx = _mm256_max_ps(_mm256_and_ps(qf_load(sb + g), absm), mx); /* NaN scales pass by */
-    }
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    const float smax = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
-    int a = 0, e;
-    if (smax > 0.0f && smax <= 3.4028235e38f) {
-      frexpf(smax, &e);
-      a = 64 - e > 127 ? 127 : 64 - e; /* the largest scale to [2^63, 2^64) */
-    }
-    const vf f = qf_set1(ldexpf(1.0f, a));
     for (int64_t g = 0; g < ncp; g += 8)
-      qf_store(sb + g, qf_mul(qf_load(sb + g), f));
+      bacc = qf_fma(qf_load(bb + g), qf_load(p->xsum + g0 + g), bacc);
+    const int a = qi_normalize(sb, NULL, ncp, 64); /* the largest scale to [2^63, 2^64) */
     const int64_t b0 = g0 * gbytes, b1 = (g0 + nc) * gbytes < rb ? (g0 + nc) * gbytes : rb;
     const float *X = p->xd + b0 * 2; /* 64 floats a 32-byte chunk */
     vf acc0 = qf_zero(), acc1 = qf_zero();
@@ -269,7 +264,7 @@ QF_INLINE void qd_row(const emlx_qmm_prob *p, int64_t n, const int gs) {
       vi v = b1 - b >= 32 ? qi_loadu(w + b) : qi_load_part(w + b, b1 - b);
       acc0 = qd_chunk(v, X, qd_scale(sb, (b - b0) >> 5, gs), acc0);
     }
-    sum += (double)qf_hsum(qf_add(acc0, acc1)) * ldexp(1.0, p->xd_e - a);
+    sum += (double)qf_hsum(qf_add(acc0, acc1)) * qi_pow2d(p->xd_e - a);
   }
   p->orow[0][n] = (float)(sum + (double)qf_hsum(bacc));
 }

@@ -6,6 +6,7 @@
  * AVX-512 VNNI (vpdpbusd) and VBMI (2, 3, 5, 6-bit codes unpacked by
  * vpermb + vpmultishiftqb), where the CPU has them. */
 #include <immintrin.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -114,6 +115,12 @@ static inline vf qi_e8m0(const uint8_t *s) {
 static inline vf qi_f16(const uint16_t *h) {
   return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
 }
+static inline float qi_amax(const float *v, int64_t n) {
+  __m512 mx = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) /* NaNs pass by: max returns its second operand */
+    mx = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(v + i)), mx);
+  return _mm512_reduce_max_ps(mx);
+}
 static inline vf qi_bf16(const uint16_t *h) {
   __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)h));
   return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
@@ -127,13 +134,14 @@ static inline QI_TARGET vi qi_dot(vi acc, vi w, const int8_t *x) {
 
 #define QI_PREP qi_prep
 struct emlx_qmm_prob;
-static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv);
+static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv,
+                    int *xe);
 
 #include "qmm_fast_body.h"
 
 /* ---- the integer decode path's x, in vectors (qmm_fast.c, prep_int) ------
  * The same codes as the driver's loop (x * (QI_C / max|x|) in f64, rounded
- * half away from zero), the same layout and sums; 16 elements a step (8-bit
+ * half away from zero), the same layout, sums and powers of two (xe); 16 elements a step (8-bit
  * codes), or 32 split into the even and odd ones (4-bit codes: parts 0 and
  * 1), each half of 8 lanes within one group (groups are 16 or more). */
 
@@ -163,7 +171,8 @@ static inline __m512i qi_codes(__m512 v, double inv0, double inv1) {
   return _mm512_max_epi32(c, _mm512_set1_epi32(-EMLX_QI_C));
 }
 
-static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv) {
+static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float *xs, double *inv,
+                    int *xe) {
   const int vb = QI_VB, ppb = p->kind == EMLX_QK_IA8 || p->kind == EMLX_QK_IAB ? 1 : 2;
   const int64_t K = p->K, gs = p->gs, G = p->groups, ce = (int64_t)vb * ppb;
   const int64_t cb = 3 * (int64_t)ppb * vb; /* bytes of xi per chunk */
@@ -177,6 +186,7 @@ static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float
     float *sc = xsc + m * p->xs_row, *su = xs + m * p->xs_row;
     const int64_t full = K / ce * cb; /* past it: the last, partial chunk, zero past K */
     memset(d + full, 0, (size_t)(p->xi_row - full));
+    float rmax = 0.0f;
     for (int64_t g = 0; g < G; g++) { /* the scales, and the sums of x */
       const float *xg = x + g * gs;
       __m512 mx = _mm512_setzero_ps();
@@ -191,12 +201,20 @@ static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float
         s1 = _mm512_add_pd(
             s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
       }
-      float amax = _mm512_reduce_max_ps(mx);
-      if (amax > 0.0f && amax < 0x1p-100f)
-        return false; /* tiny */
-      inv[g] = amax > 0.0f ? EMLX_QI_C / (double)amax : 0.0;
-      sc[g] = (float)((double)amax / EMLX_QI_C);
+      sc[g] = _mm512_reduce_max_ps(mx); /* max|x| until the scales replace it */
       su[g] = (float)_mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+      rmax = sc[g] > rmax ? sc[g] : rmax;
+    }
+    int re = 0; /* the row's power of two: 2^(re - 1) <= rmax < 2^re */
+    if (rmax > 0.0f)
+      frexpf(rmax, &re);
+    const double xn = ldexp(1.0, -(xe[m] = re));
+    for (int64_t g = 0; g < G; g++) {
+      const float amax = sc[g];
+      inv[g] = amax > 0.0f ? EMLX_QI_C / (double)amax : 0.0;
+      sc[g] = (float)((double)amax / EMLX_QI_C * xn);
+      if (affine)
+        su[g] = (float)((double)su[g] * xn);
     }
     int64_t cur = -1, csum = 0; /* e2m1: the sum of the coded x of group cur */
     for (int64_t e = 0; e < K; e += 16 * ppb) {

@@ -34,6 +34,7 @@
  * sh): lanes (off + 4 * lane) >> sh, qi_perm(idx, v): lanes v[idx],
  * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127);
  * qi_f16(h), qi_bf16(h): QI_VB / 4 f16 / bf16 values to f32 (QI_VB / 4 == QF_VL);
+ * qi_amax(v, n): max |v[i]|, i < n (a multiple of QF_VL), NaNs passed by;
  * QI_TAKES_M(kind, M) (optional, default 1): whether the path takes M rows
  * of x for that kind (0: the f32 decode path or the prefill path runs);
  * QD_DEN (optional): the unit defines qd_decode_t(p, n0, n1), declared
@@ -312,6 +313,48 @@ static int qi_pick(emlx_qmm_prob *p) {
   return kind;
 }
 
+/* 2^e as f32 (e in -126 .. 127) and as f64 (e in -1022 .. 1023), from the bits */
+static inline float qi_pow2f(int e) {
+  const uint32_t b = (uint32_t)(e + 127) << 23;
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+static inline double qi_pow2d(int e) {
+  const uint64_t b = (uint64_t)(e + 1023) << 52;
+  double d;
+  memcpy(&d, &b, sizeof d);
+  return d;
+}
+
+/* The block's power of two: v[0 .. n) (and w[0 .. n), when not NULL; n a
+ * multiple of QI_VL) times 2^a, a the one that takes their largest |value|
+ * into [2^(top - 1), 2^top), within -126 .. 127 (so 2^a and the normal
+ * values times it stay f32); 0 when that value is 0 or Inf (NaNs pass
+ * by). Returns a. */
+QF_INLINE QI_TARGET int qi_normalize(float *v, float *w, int64_t n, int top) {
+  float mx = qi_amax(v, n), mw = w ? qi_amax(w, n) : 0.0f;
+  mx = mw > mx ? mw : mx;
+  if (!(mx > 0.0f && mx <= 3.4028235e38f))
+    return 0;
+  uint32_t b;
+  memcpy(&b, &mx, sizeof b);
+  int e = (int)(b >> 23) - 126; /* 2^(e - 1) <= mx < 2^e */
+  if (b < 0x00800000u) {        /* subnormal */
+    mx *= 0x1p64f;
+    memcpy(&b, &mx, sizeof b);
+    e = (int)(b >> 23) - 126 - 64;
+  }
+  const int a = top - e < -126 ? -126 : top - e > 127 ? 127 : top - e;
+  const vf f = qf_set1(qi_pow2f(a));
+  for (int64_t i = 0; i < n; i += QF_VL) {
+    qf_store(v + i, qf_mul(qf_load(v + i), f));
+    if (w)
+      qf_store(w + i, qf_mul(qf_load(w + i), f));
+  }
+  return a;
+}
+
 /* QI_VL scales or biases from element at of an f32, f16 or bf16 array, to f32 */
 QF_INLINE QI_TARGET vf qi_load_sdt(const void *base, emlx_dtype sdt, int64_t at) {
   if (sdt == EMLX_FLOAT32)
@@ -406,14 +449,47 @@ QF_INLINE QI_TARGET void qi_group_scales(const emlx_qmm_prob *p, const qi_rows *
   }
 }
 
-/* The block's outputs: acc + hmul * hacc + bacc, each summed over its lanes. */
+/* A block of scales done: tot += (acc + hmul * hacc + bacc), each summed
+ * over its lanes, times 2^(xe - a) (x row's and W row's powers of two), in
+ * f64; the sums cleared for the next block. */
+QF_INLINE QI_TARGET void qi_flush(const emlx_qmm_prob *p, int64_t m0, int NR, int MB, const int *a,
+                                  vf acc[][4], double hmul, vf hacc[][4], vf bacc[][4],
+                                  double tot[][4]) {
+  for (int r = 0; r < NR; r++)
+    for (int i = 0; i < MB; i++) {
+      double s = (double)qf_hsum(acc[r][i]) + (double)qf_hsum(bacc[r][i]);
+      if (hmul != 0.0)
+        s += hmul * (double)qf_hsum(hacc[r][i]);
+      tot[r][i] += s * qi_pow2d(p->xe[m0 + i] - a[r]);
+      acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero();
+    }
+}
+
+/* Groups [g0, g0 + QI_GC) of the block's W rows: the sums of the last block
+ * flushed (g0 > 0), then the rows' scales and biases loaded and scaled by
+ * their powers of two (a). */
+QF_INLINE QI_TARGET void qi_next_scales(const emlx_qmm_prob *p, int64_t n, int64_t m0, int64_t g0,
+                                        int NR, int MB, float sb[][QI_GC], float bb[][QI_GC],
+                                        int *a, vf acc[][4], double hmul, vf hacc[][4],
+                                        vf bacc[][4], double tot[][4]) {
+  if (g0 > 0)
+    qi_flush(p, m0, NR, MB, a, acc, hmul, hacc, bacc, tot);
+  const int64_t nc = p->groups - g0 < QI_GC ? p->groups - g0 : QI_GC;
+  const int64_t ncp = (nc + QI_VL - 1) / QI_VL * QI_VL;
+  for (int r = 0; r < NR; r++) {
+    qi_row_scales(p, n + r, g0, sb[r], bb[r]);
+    a[r] = qi_normalize(sb[r], p->mode == EMLX_QMM_AFFINE ? bb[r] : NULL, ncp, 1);
+  }
+}
+
+/* The block's outputs: tot after the last block's flush, to f32. */
 QF_INLINE QI_TARGET void qi_store_out(const emlx_qmm_prob *p, int64_t n, int64_t m0, int NR, int MB,
-                                      vf acc[][4], float hmul, vf hacc[][4], vf bacc[][4]) {
+                                      const int *a, vf acc[][4], double hmul, vf hacc[][4],
+                                      vf bacc[][4], double tot[][4]) {
+  qi_flush(p, m0, NR, MB, a, acc, hmul, hacc, bacc, tot);
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
-      p->orow[m0 + i][n + r] =
-          qf_hsum(acc[r][i]) + (hmul != 0.0f ? hmul * qf_hsum(hacc[r][i]) : 0.0f) +
-          qf_hsum(bacc[r][i]);
+      p->orow[m0 + i][n + r] = (float)tot[r][i];
 }
 
 QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
@@ -444,16 +520,18 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
   const vi lut = qi_f4_lut();
   /* hacc, 8-bit codes: the h parts of x, / 65536 */
   vf acc[4][4], bacc[4][4], hacc[4][4];
+  double tot[4][4];
+  const double hmul = ppb == 1 ? 65536.0 : 0.0;
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
-      acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero();
-  float sb[4][QI_GC], bb[4][QI_GC]; /* f32 scales (and biases) of QI_GC groups */
+      acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero(), tot[r][i] = 0.0;
+  float sb[4][QI_GC], bb[4][QI_GC]; /* f32 scales (and biases) of QI_GC groups, times 2^a */
+  int a[4] = {0, 0, 0, 0};
   for (int64_t g0 = 0; g0 < G; g0 += QI_VL) {
     const int ng = (int)(G - g0 < QI_VL ? G - g0 : QI_VL);
     const int64_t gc = g0 % QI_GC;
     if (gc == 0)
-      for (int r = 0; r < NR; r++)
-        qi_row_scales(p, n + r, g0, sb[r], bb[r]);
+      qi_next_scales(p, n, m0, g0, NR, MB, sb, bb, a, acc, hmul, hacc, bacc, tot);
     vf cs[4][4];
     qi_group_scales(p, &t, g0, gc, sb, bb, NR, MB, cs, bacc);
     const int64_t u0 = g0 * gunits, u1 = (g0 + ng) * gunits;
@@ -500,7 +578,7 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
       }
     }
   }
-  qi_store_out(p, n, m0, NR, MB, acc, ppb == 1 ? 65536.0f : 0.0f, hacc, bacc);
+  qi_store_out(p, n, m0, NR, MB, a, acc, hmul, hacc, bacc, tot);
 }
 
 #if QI_WORDS
@@ -526,10 +604,13 @@ QF_INLINE QI_TARGET void qi_dtw_block(const emlx_qmm_prob *p, int64_t n, int64_t
   const int8_t *const *xq = t.xq;
   const vi m4 = qi_set1_8(0x0f), lut = qi_f4_lut();
   vf acc[4][4], bacc[4][4], hacc[4][4];
+  double tot[4][4];
+  const double hmul = ppb == 1 ? 256.0 : 0.0;
   for (int r = 0; r < NR; r++)
     for (int i = 0; i < MB; i++)
-      acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero();
-  float sb[4][QI_GC], bb[4][QI_GC]; /* f32 scales (and biases) of QI_GC groups */
+      acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero(), tot[r][i] = 0.0;
+  float sb[4][QI_GC], bb[4][QI_GC]; /* f32 scales (and biases) of QI_GC groups, times 2^a */
+  int a[4] = {0, 0, 0, 0};
   /* the scales of QI_VL groups times x's; a chunk's lanes pick theirs (lane
    * j of chunk c: byte 4 j of it, in group (c QI_VB + 4 j) / gbytes) with
    * qidx[c], or (whole) one, broadcast from csm */
@@ -542,8 +623,7 @@ QF_INLINE QI_TARGET void qi_dtw_block(const emlx_qmm_prob *p, int64_t n, int64_t
     const int64_t ng = G - g0 < QI_VL ? G - g0 : QI_VL, gc = g0 % QI_GC;
     const int64_t b0 = g0 * gbytes, nch = (ng * gbytes + QI_VB - 1) / QI_VB;
     if (gc == 0)
-      for (int r = 0; r < NR; r++)
-        qi_row_scales(p, n + r, g0, sb[r], bb[r]);
+      qi_next_scales(p, n, m0, g0, NR, MB, sb, bb, a, acc, hmul, hacc, bacc, tot);
     qi_group_scales(p, &t, g0, gc, sb, bb, NR, MB, cs, bacc);
     for (int r = 0; whole && r < NR; r++)
       for (int i = 0; i < MB; i++)
@@ -590,7 +670,7 @@ QF_INLINE QI_TARGET void qi_dtw_block(const emlx_qmm_prob *p, int64_t n, int64_t
       }
     }
   }
-  qi_store_out(p, n, m0, NR, MB, acc, ppb == 1 ? 256.0f : 0.0f, hacc, bacc);
+  qi_store_out(p, n, m0, NR, MB, a, acc, hmul, hacc, bacc, tot);
 }
 #define QI_BLOCK qi_dtw_block
 #else
