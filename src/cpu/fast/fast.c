@@ -289,8 +289,19 @@ static void rope_rows(void *ctx, int64_t r0, int64_t r1) {
     return;
   }
   float *xt = scratch, *yt = scratch + D + 16;
-  for (int64_t r = r0; r < r1; r++) {
-    int64_t t = (r / j->inner_t) % j->T, b = r / j->inner_b;
+  /* row r's position t = (r / inner_t) % T and batch b = r / inner_b,
+   * stepped along with r (it, ib: r % inner_t, r % inner_b) */
+  int64_t t = (r0 / j->inner_t) % j->T, b = r0 / j->inner_b;
+  int64_t it = r0 % j->inner_t, ib = r0 % j->inner_b;
+  for (int64_t r = r0; r < r1; r++, it++, ib++) {
+    if (it == j->inner_t) {
+      it = 0;
+      t = t + 1 == j->T ? 0 : t + 1;
+    }
+    if (ib == j->inner_b) {
+      ib = 0;
+      b++;
+    }
     const float *c = j->cs + (j->per_batch ? b * j->T + t : t) * 2 * j->half, *s = c + j->half;
     if (j->bf16) { /* contiguous bf16 in and out: converted in registers */
       const uint16_t *x = (const uint16_t *)j->x.base + r * D;
