@@ -81,6 +81,7 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 #define QI_VB 64
 #define QI_A8 1
 #define QI_AB 1
+#define QI_M1_BLOCK 1
 #define QI_TARGET __attribute__((target("avx512vnni,avx512vbmi")))
 typedef __m512i vi;
 /* VNNI and VBMI both (Ice Lake, Zen 4 and later; a CPU with VNNI alone takes

@@ -35,6 +35,8 @@
  * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127);
  * qi_f16(h), qi_bf16(h): QI_VB / 4 f16 / bf16 values to f32 (QI_VB / 4 == QF_VL);
  * qi_amax(v, n): max |v[i]|, i < n (a multiple of QF_VL), NaNs passed by;
+ * QI_M1_BLOCK (optional, default 0; 1: one x row takes blocks of
+ * QF_NR_OF(1) weight rows, as more x rows do);
  * QI_TAKES_M(kind, M) (optional, default 1): whether the path takes M rows
  * of x for that kind (0: the f32 decode path or the prefill path runs);
  * QD_DEN (optional): the unit defines qd_decode_t(p, n0, n1), declared
@@ -277,6 +279,9 @@ static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
 #endif
 #if QI_WORDS && QI_AB
 #error "qi_dtw_block takes 4-bit and 8-bit codes only"
+#endif
+#ifndef QI_M1_BLOCK
+#define QI_M1_BLOCK 0 /* one x row: one weight row at a time (qi_decode_t) */
 #endif
 #ifndef QI_TAKES_M
 #define QI_TAKES_M(kind, M) 1 /* every M the driver offers */
@@ -741,15 +746,17 @@ static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
   emlx_qmm_prob pp = *p; /* prefetch QI_PF_BYTES ahead, in whole rows */
   pp.pf_rows = (QI_PF_BYTES + p->row_bytes - 1) / p->row_bytes;
   p = &pp;
-  /* one weight row at a time for one x row, and for 8-bit codes (whose
-   * blocks of several rows spill registers): a single stream of W, which
-   * reads it from memory faster than interleaved rows do (measured: 10-20%
-   * at K = 4096); blocks of rows for 4-bit codes and more x rows, which
-   * reuse each x vector over them */
-  const int nrb = p->M == 1 || p->kind == EMLX_QK_IA8 ? 1
-                                                      : QF_NR_OF(p->M >= 4   ? 4
-                                                                 : p->M >= 2 ? 2
-                                                                             : 1);
+  /* one weight row at a time for 8-bit codes (whose blocks of several rows
+   * spill registers), and for one x row unless QI_M1_BLOCK: a single stream
+   * of W, which reads it from memory faster than interleaved rows do
+   * (AVX2, measured: 10-20% at K = 4096); blocks of rows otherwise, which
+   * reuse each x vector over them (AVX-512, one x row, 4-bit codes, W in
+   * L2: about 20% less time a row, which there decides the time from
+   * memory) */
+  const int nrb = (p->M == 1 && !QI_M1_BLOCK) || p->kind == EMLX_QK_IA8 ? 1
+                  : QF_NR_OF(p->M >= 4   ? 4
+                             : p->M >= 2 ? 2
+                                         : 1);
   int64_t nb = QI_WBLOCK / p->row_bytes / nrb * nrb;
   nb = nb < nrb ? nrb : nb;
   for (int64_t b0 = n0; b0 < n1; b0 += nb) {
