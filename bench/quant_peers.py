@@ -17,9 +17,12 @@ Usage:
   /opt/peers/bin/python bench/quant_peers.py --bin build/emlx_bench_bench_quant \\
       [--ggml /path/to/test-backend-ops] [--reps 21] [--mlx-prefill-reps 1] [--no-prefill]
       [--prefill-only] [--rounds R] [--ggml-cases q4_0_m512,q8_0_m512] [--no-mlx]
-      [--cases qmm_affine4_g64_m1,qmm_affine8_g64_m1]
+      [--cases qmm_affine4_g64_m1,qmm_affine8_g64_m1] [--ggml-rows-x 4]
   --cases: only these EMLX cases (short rounds for interleaving with ggml);
   --prefill-only: only the M = 512 cases (EMLX's f32 and bf16 x, ggml, MLX);
+  --ggml-rows-x R: ggml's W with R times the rows, its time per 14336 (its
+  perf mode reuses one W, which a large L3 partly holds; R = 4 streams as
+  much W as bench_quant's 4 copies);
   --rounds R: R rounds, each running EMLX's cases and then ggml's, so both
   see the same load; a case's figure is then the median over the rounds of
   its per-round median (min .. max over rounds).
@@ -94,20 +97,23 @@ def time_mlx(reps, prefill_reps, do_prefill):
 GGML_TYPES = {"q4_0": (2, 18), "q8_0": (8, 34)}  # ggml type id, bytes per block of 32
 
 
-def ggml_line(name):
-    """One MUL_MAT line of test-export-graph-ops' format: W (N, K) of the
-    type, x (M, K) f32, out (M, N) f32; name is TYPE_mM."""
+def ggml_line(name, rows_x=1):
+    """One MUL_MAT line of test-export-graph-ops' format: W (rows_x * N, K)
+    of the type, x (M, K) f32, out (M, rows_x * N) f32; name is TYPE_mM."""
     tname, m = name.rsplit("_m", 1)
     tid, blk = GGML_TYPES[tname]
-    M, nb1 = int(m), K // 32 * blk
-    return (f"29 0 {N} {M} 1 1 0 2 {tid} {K} {N} 1 1 {blk} {nb1} {nb1 * N} {nb1 * N} "
+    M, nb1, n = int(m), K // 32 * blk, N * rows_x
+    return (f"29 0 {n} {M} 1 1 0 2 {tid} {K} {n} 1 1 {blk} {nb1} {nb1 * n} {nb1 * n} "
             f"0 {K} {M} 1 1 4 {4 * K} {4 * K * M} {4 * K * M} {name}")
 
 
-def time_ggml(path, names, timeout):
+def time_ggml(path, names, timeout, rows_x=1):
     """ms per product of each named case, one test-backend-ops process per
     case (each under its own time limit); a case over the limit is left
-    out with a printed line."""
+    out with a printed line. rows_x > 1: W has rows_x times N rows and the
+    time is per N of them (ggml's perf mode repeats one product over the
+    same buffers, so a W near the L3's size is partly read from it; rows_x
+    copies' worth streams from memory, as bench_quant's 4 copies do)."""
     if not path or not os.path.exists(path):
         print(f"# ggml skipped: no test-backend-ops at {path!r} (give --ggml)")
         return {}
@@ -116,13 +122,13 @@ def time_ggml(path, names, timeout):
     os.close(fd)
     for name in names:
         with open(tf, "w") as f:
-            f.write(ggml_line(name) + "\n")
+            f.write(ggml_line(name, rows_x) + "\n")
         try:
             r = subprocess.run([path, "perf", "-b", "CPU", "--test-file", tf], capture_output=True,
                                text=True, timeout=timeout)
             m = re.search(r"(\d+) runs -\s+([0-9.]+) us/run", r.stdout)
             if m:
-                out[name] = float(m.group(2)) / 1e3
+                out[name] = float(m.group(2)) / 1e3 / rows_x
             else:
                 print(f"# ggml {name}: no timing in its output")
         except subprocess.TimeoutExpired:
@@ -161,6 +167,9 @@ def main():
     ap.add_argument("--ggml-cases", default=None,
                     help="comma-separated TYPE_mM names (q4_0_m1, q4_0_m512, q8_0_m1, q8_0_m512)")
     ap.add_argument("--ggml-timeout", type=int, default=240)
+    ap.add_argument("--ggml-rows-x", type=int, default=1,
+                    help="ggml's W with this many times N rows, its time per N rows (4: as much "
+                         "W as bench_quant's 4 copies, so it streams from memory as ours does)")
     ap.add_argument("--cases", default=None,
                     help="comma-separated EMLX cases (bench_quant names), instead of the sets above")
     a = ap.parse_args()
@@ -190,7 +199,7 @@ def main():
         t = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         print(t.rstrip())
         rounds_e.append(parse_emlx(t))
-        rounds_g.append(time_ggml(a.ggml, gnames, a.ggml_timeout))
+        rounds_g.append(time_ggml(a.ggml, gnames, a.ggml_timeout, a.ggml_rows_x))
         print(f"# round {r + 1}: ggml " +
               " ".join(f"{k}={v:.2f}ms" for k, v in rounds_g[-1].items()) + f"; {load()}")
     e = {}
@@ -212,6 +221,8 @@ def main():
 
     bw = e.get("read_bw", {}).get("gbps")
     print(f"\nread bandwidth (best 40 MB read): {bw} GB/s")
+    if a.ggml_rows_x > 1:
+        print(f"(ggml: W of {a.ggml_rows_x} x {N} rows, its time per {N})")
     print(f"{'case':28} {'emlx ms (min..max)':>26} {'MLX ms':>22} {'MLX/emlx':>9} "
           f"{'ggml ms (min..max)':>24} {'ggml/emlx':>9} {'bw frac':>8}")
     ggmap = {"affine4_g64": "q4_0", "affine8_g64": "q8_0"}
