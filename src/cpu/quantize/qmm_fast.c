@@ -376,16 +376,23 @@ static bool group_stats(const float *x, int64_t gs, int64_t G, float lim, float 
   return true;
 }
 
-/* xe with 2^(xe - 1) <= the largest of amax[0 .. G) < 2^xe (0 if all are 0):
- * the integer decode path's power of two for an x row (qmm_fast.h). */
-static int row_exp(const float *amax, int64_t G) {
+#define QI_C EMLX_QI_C
+int emlx_qmm_int_row_scales(float *sc, float *su, double *inv, int64_t G, bool affine) {
   float mx = 0.0f;
   for (int64_t g = 0; g < G; g++)
-    mx = amax[g] > mx ? amax[g] : mx;
-  int e = 0;
+    mx = sc[g] > mx ? sc[g] : mx;
+  int xe = 0; /* 2^(xe - 1) <= mx < 2^xe */
   if (mx > 0.0f)
-    frexpf(mx, &e);
-  return e;
+    frexpf(mx, &xe);
+  const double xn = ldexp(1.0, -xe);
+  for (int64_t g = 0; g < G; g++) {
+    const float amax = sc[g];
+    inv[g] = amax > 0.0f ? QI_C / (double)amax : 0.0;
+    sc[g] = (float)((double)amax / QI_C * xn);
+    if (affine)
+      su[g] = (float)((double)su[g] * xn);
+  }
+  return xe;
 }
 
 /* The integer decode path's x: per row and group of gs elements, the codes
@@ -401,11 +408,10 @@ static int row_exp(const float *amax, int64_t G) {
  * Otherwise h of each part, then m, then l. Elements past K are 0. A code
  * is off x by at most xsc' / 2 = max|x| / 16711422 of
  * its group (about 2^-24, f32's own rounding of it). xe[m]: row m's power
- * of two (row_exp); xsc: per group, xsc' times 2^-xe; xs: per group, the
+ * of two (emlx_qmm_int_row_scales); xsc: per group, xsc' times 2^-xe; xs: per group, the
  * sum of x times 2^-xe (affine) or of the coded x times xsc (e2m1, whose
  * codes carry an offset). false: x is not finite; the caller takes the f32
  * path. */
-#define QI_C EMLX_QI_C
 static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs,
                      double *inv, int *xe) {
   const int ppb = p->kind == EMLX_QK_IA8 || p->kind == EMLX_QK_IAB ? 1 : 2;
@@ -422,14 +428,7 @@ static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, flo
     /* the sums of x, and in sc max|x| until the scales replace it */
     if (!group_stats(x, gs, G, 3.0e38f, su, sc))
       return false; /* NaN or Inf */
-    const double xn = ldexp(1.0, -(xe[m] = row_exp(sc, G)));
-    for (int64_t g = 0; g < G; g++) {
-      const float amax = sc[g];
-      inv[g] = amax > 0.0f ? QI_C / (double)amax : 0.0;
-      sc[g] = (float)((double)amax / QI_C * xn);
-      if (affine)
-        su[g] = (float)((double)su[g] * xn);
-    }
+    xe[m] = emlx_qmm_int_row_scales(sc, su, inv, G, affine);
     int64_t csum = 0;
     for (int64_t e = 0; e < K; e++) { /* the codes, in chunk order */
       const int64_t g = e >> gs_sh;

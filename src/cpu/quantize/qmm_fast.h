@@ -210,6 +210,13 @@ typedef struct emlx_qmm_isa {
  * max|x|), 65536 * h + 256 * m + l with h, m, l int8 (qmm_fast.c, prep_int). */
 #define EMLX_QI_C 8355711 /* 32639 * 256 + 127 */
 
+/* The integer decode path's scales of one x row of G groups (qmm_fast.c,
+ * prep_int; the units' own preps too): sc[g] holds its group's max|x| on
+ * entry; on return inv[g] = EMLX_QI_C / max|x| (0 for a zero group), sc[g] =
+ * max|x| / EMLX_QI_C * 2^-xe and, affine, su[g] (the sum of x) times 2^-xe.
+ * Returns the row's xe (emlx_qmm_prob). */
+int emlx_qmm_int_row_scales(float *sc, float *su, double *inv, int64_t G, bool affine);
+
 /* Tests: turns the integer decode path off (false) or back on (true, the
  * default); returns the previous setting. Not thread-safe: call it while
  * no quantized matmul runs. */

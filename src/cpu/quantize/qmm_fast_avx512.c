@@ -6,7 +6,6 @@
  * AVX-512 VNNI (vpdpbusd) and VBMI (2, 3, 5, 6-bit codes unpacked by
  * vpermb + vpmultishiftqb), where the CPU has them. */
 #include <immintrin.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -187,7 +186,6 @@ static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float
     float *sc = xsc + m * p->xs_row, *su = xs + m * p->xs_row;
     const int64_t full = K / ce * cb; /* past it: the last, partial chunk, zero past K */
     memset(d + full, 0, (size_t)(p->xi_row - full));
-    float rmax = 0.0f;
     for (int64_t g = 0; g < G; g++) { /* the scales, and the sums of x */
       const float *xg = x + g * gs;
       __m512 mx = _mm512_setzero_ps();
@@ -204,19 +202,8 @@ static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float
       }
       sc[g] = _mm512_reduce_max_ps(mx); /* max|x| until the scales replace it */
       su[g] = (float)_mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
-      rmax = sc[g] > rmax ? sc[g] : rmax;
     }
-    int re = 0; /* the row's power of two: 2^(re - 1) <= rmax < 2^re */
-    if (rmax > 0.0f)
-      frexpf(rmax, &re);
-    const double xn = ldexp(1.0, -(xe[m] = re));
-    for (int64_t g = 0; g < G; g++) {
-      const float amax = sc[g];
-      inv[g] = amax > 0.0f ? EMLX_QI_C / (double)amax : 0.0;
-      sc[g] = (float)((double)amax / EMLX_QI_C * xn);
-      if (affine)
-        su[g] = (float)((double)su[g] * xn);
-    }
+    xe[m] = emlx_qmm_int_row_scales(sc, su, inv, G, affine);
     int64_t cur = -1, csum = 0; /* e2m1: the sum of the coded x of group cur */
     for (int64_t e = 0; e < K; e += 16 * ppb) {
       int8_t *ch = d + e / ce * cb;
