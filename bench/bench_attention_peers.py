@@ -12,7 +12,10 @@ prints medians with min..max and the ratios the issue asks for:
   prefill causal, 512 tokens, 32/8 heads, D 128:  vs torch (>= 1.5x), vs MLX (>= 3x)
 
     python3 bench/bench_attention_peers.py --bench build/emlx_bench_bench_attention \
-        [--ggml /path/to/test-backend-ops] [--reps 21] [--rounds R]
+        [--ggml /path/to/test-backend-ops] [--reps 21] [--rounds R] [--decode-only]
+
+--decode-only leaves out the prefill cases (MLX's prefill takes most of a
+round's minutes).
 
 With --rounds R, EMLX and the peers run in turn R times (the load of a
 shared machine drifts between them); each figure is then the median over
@@ -55,8 +58,16 @@ def timeit(fn, reps, warmup=3):
     return stats(out)
 
 
-def run_emlx(path, reps):
-    res = subprocess.run([path, "--reps", str(reps)], capture_output=True, text=True, check=True)
+DECODE_CASES = ("stream", "sdpa_decode_f32", "sdpa_decode_bf16", "kv_decode_bf16",
+                "sdpa_decode_cold_f32", "sdpa_decode_cold_bf16", "sdpa_decode_rot_f32",
+                "sdpa_decode_rot_bf16")
+
+
+def run_emlx(path, reps, decode_only=False):
+    cmd = [path, "--reps", str(reps)]
+    for c in DECODE_CASES if decode_only else ():
+        cmd += ["--case", c]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     rows = {}
     for line in res.stdout.splitlines():
         if line.startswith("#") or " ratio " in line:
@@ -67,7 +78,13 @@ def run_emlx(path, reps):
     return rows, threads
 
 
-def run_torch(reps, threads):
+def shapes(decode_only):
+    """(case, q shape, K/V shape, causal) of the timed peer cases"""
+    cases = (("decode", DEC_Q, DEC_KV, False), ("prefill", PRE_Q, PRE_KV, True))
+    return cases[:1] if decode_only else cases
+
+
+def run_torch(reps, threads, decode_only=False):
     try:
         import torch
         import torch.nn.functional as F
@@ -77,7 +94,7 @@ def run_torch(reps, threads):
     out = {}
     g = torch.Generator().manual_seed(0)
     for dt_name, dt in (("f32", torch.float32), ("bf16", torch.bfloat16)):
-        for case, qs, kvs, causal in (("decode", DEC_Q, DEC_KV, False), ("prefill", PRE_Q, PRE_KV, True)):
+        for case, qs, kvs, causal in shapes(decode_only):
             q = torch.randn(qs, generator=g).to(dt)
             k = torch.randn(kvs, generator=g).to(dt)
             v = torch.randn(kvs, generator=g).to(dt)
@@ -88,14 +105,14 @@ def run_torch(reps, threads):
     return out
 
 
-def run_mlx(reps):
+def run_mlx(reps, decode_only=False):
     try:
         import mlx.core as mx
     except ImportError as e:
         return {"skipped": str(e)}
     out = {}
     for dt_name, dt in (("f32", mx.float32), ("bf16", mx.bfloat16)):
-        for case, qs, kvs, causal in (("decode", DEC_Q, DEC_KV, False), ("prefill", PRE_Q, PRE_KV, True)):
+        for case, qs, kvs, causal in shapes(decode_only):
             q = mx.random.normal(qs).astype(dt)
             k = mx.random.normal(kvs).astype(dt)
             v = mx.random.normal(kvs).astype(dt)
@@ -172,6 +189,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=1,
                     help="run emlx and the peers this many times in turn; lines give the median "
                          "over rounds (min..max) of each round's figure")
+    ap.add_argument("--decode-only", action="store_true",
+                    help="only the decode cases (EMLX's hot, cold, rotating and KV-cache ones, "
+                         "the peers' decode shapes): rounds of seconds, not minutes")
     a = ap.parse_args()
     load0 = os.getloadavg()
     R = {}  # (case, what) -> per-round values
@@ -182,10 +202,11 @@ def main():
     threads, skipped = None, {}
     for rnd in range(a.rounds):
         print(f"# round {rnd + 1} of {a.rounds}, load {os.getloadavg()[0]:.1f}", flush=True)
-        rows, threads = run_emlx(a.bench, a.reps)
+        rows, threads = run_emlx(a.bench, a.reps, a.decode_only)
         stream = float(rows["stream"]["gb_s"])
         add("stream", "gb_s", stream)
-        peers = (("torch", run_torch(a.reps, threads)), ("mlx", run_mlx(a.reps)),
+        peers = (("torch", run_torch(a.reps, threads, a.decode_only)),
+                 ("mlx", run_mlx(a.reps, a.decode_only)),
                  ("ggml", run_ggml(a.ggml, a.reps)))
         for name, r in peers:
             if "skipped" in r:
