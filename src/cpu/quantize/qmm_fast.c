@@ -406,12 +406,12 @@ int emlx_qmm_int_row_scales(float *sc, float *su, double *inv, int64_t G, bool a
  * high nibbles of the chunk's bytes): word k of vector 2 s + t is the
  * element of byte 2 k + t and part s, then the l of part 0, of part 1.
  * Otherwise h of each part, then m, then l. Elements past K are 0. A code
- * is off x by at most xsc' / 2 = max|x| / 16711422 of
- * its group (about 2^-24, f32's own rounding of it). xe[m]: row m's power
- * of two (emlx_qmm_int_row_scales); xsc: per group, xsc' times 2^-xe; xs: per group, the
- * sum of x times 2^-xe (affine) or of the coded x times xsc (e2m1, whose
- * codes carry an offset). false: x is not finite; the caller takes the f32
- * path. */
+ * is off x by at most xsc' / 2 = max|x| / 16711422 of its group (about
+ * 2^-24, f32's own rounding of it). xe[m]: row m's power of two
+ * (emlx_qmm_int_row_scales); xsc: per group, xsc' times 2^-xe; xs: per
+ * group, the sum of x times 2^-xe (affine) or of the coded x times xsc
+ * (e2m1, whose codes carry an offset). false: x is not finite; the caller
+ * takes the f32 path. */
 static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs,
                      double *inv, int *xe) {
   const int ppb = p->kind == EMLX_QK_IA8 || p->kind == EMLX_QK_IAB ? 1 : 2;

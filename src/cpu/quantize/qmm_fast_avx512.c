@@ -141,9 +141,10 @@ static bool qi_prep(const struct emlx_qmm_prob *p, int8_t *xi, float *xsc, float
 
 /* ---- the integer decode path's x, in vectors (qmm_fast.c, prep_int) ------
  * The same codes as the driver's loop (x * (QI_C / max|x|) in f64, rounded
- * half away from zero), the same layout, sums and powers of two (xe); 16 elements a step (8-bit
- * codes), or 32 split into the even and odd ones (4-bit codes: parts 0 and
- * 1), each half of 8 lanes within one group (groups are 16 or more). */
+ * half away from zero), the same layout, sums and powers of two (xe); 16
+ * elements a step (8-bit codes), or 32 split into the even and odd ones
+ * (4-bit codes: parts 0 and 1), each half of 8 lanes within one group
+ * (groups are 16 or more). */
 
 /* c = 65536 * h + 256 * m + l, l and m the low bytes as signed, to bytes */
 static inline void qi_split_store(__m512i c, int8_t *h, int8_t *m, int8_t *l) {
