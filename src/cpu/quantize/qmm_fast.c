@@ -376,14 +376,21 @@ static bool group_stats(const float *x, int64_t gs, int64_t G, float lim, float 
   return true;
 }
 
-#define QI_C EMLX_QI_C
-int emlx_qmm_int_row_scales(float *sc, float *su, double *inv, int64_t G, bool affine) {
+/* e with 2^(e - 1) <= the largest of amax[0 .. G) < 2^e (0 when all are
+ * 0): an x row's power of two, from its groups' max|x|. */
+static int max_exp(const float *amax, int64_t G) {
   float mx = 0.0f;
   for (int64_t g = 0; g < G; g++)
-    mx = sc[g] > mx ? sc[g] : mx;
-  int xe = 0; /* 2^(xe - 1) <= mx < 2^xe */
+    mx = amax[g] > mx ? amax[g] : mx;
+  int e = 0;
   if (mx > 0.0f)
-    frexpf(mx, &xe);
+    frexpf(mx, &e);
+  return e;
+}
+
+#define QI_C EMLX_QI_C
+int emlx_qmm_int_row_scales(float *sc, float *su, double *inv, int64_t G, bool affine) {
+  const int xe = max_exp(sc, G);
   const double xn = ldexp(1.0, -xe);
   for (int64_t g = 0; g < G; g++) {
     const float amax = sc[g];
@@ -480,15 +487,9 @@ static bool prep_den(emlx_qmm_prob *p, float *xd, float *xs) {
   float *gmax = xd; /* the groups' max|x|, in xd until the codes' x overwrite it */
   if (!group_stats(x, p->gs, p->groups, 3.4028235e38f, xs, gmax))
     return false; /* NaN or Inf */
-  float amax = 0.0f;
-  for (int64_t g = 0; g < p->groups; g++)
-    amax = gmax[g] > amax ? gmax[g] : amax;
   for (int64_t g = p->groups; g < p->xs_row; g++)
     xs[g] = 0.0f;
-  int e = 0;
-  if (amax > 0.0f)
-    frexpf(amax, &e);
-  const int E = 126 - e;
+  const int E = 126 - max_exp(gmax, p->groups);
   double f[5]; /* 2^(E - 4 pos) */
   for (int pos = 0; pos < 5; pos++)
     f[pos] = ldexp(1.0, E - 4 * pos);
