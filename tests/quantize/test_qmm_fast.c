@@ -599,8 +599,10 @@ static void range_case(tu_rng *rng, int mode, int bits, int64_t M, int srange, d
   float *x = malloc((size_t)(M * K) * sizeof(float)), *out = guarded_out(M, N);
   for (int64_t m = 0; m < M; m++) /* rows of x times 1, 16, 1/16, 1, ... */
     for (int64_t k = 0; k < K; k++)
-      x[m * K + k] =
-          (float)(tu_uniform(rng, -1.0, 1.0) * xmul * (m % 3 == 1 ? 16.0 : m % 3 ? 0.0625 : 1.0));
+      x[m * K + k] = (float)(tu_uniform(rng, -1.0, 1.0) * xmul *
+                             (m % 3 == 1 ? 16.0
+                              : m % 3    ? 0.0625
+                                         : 1.0));
   emlx_qmm_desc d = desc_of(&q, x, K, M, out, N, false);
   char what[160];
   snprintf(what, sizeof what, "int range %s %s b%d M%" PRId64, tag, mode_name(mode), bits, M);

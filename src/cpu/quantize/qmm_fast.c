@@ -419,8 +419,8 @@ int emlx_qmm_int_row_scales(float *sc, float *su, double *inv, int64_t G, bool a
  * group, the sum of x times 2^-xe (affine) or of the coded x times xsc
  * (e2m1, whose codes carry an offset). false: x is not finite; the caller
  * takes the f32 path. */
-static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs,
-                     double *inv, int *xe) {
+static bool prep_int(const emlx_qmm_prob *p, int vb, int8_t *xi, float *xsc, float *xs, double *inv,
+                     int *xe) {
   const int ppb = p->kind == EMLX_QK_IA8 || p->kind == EMLX_QK_IAB ? 1 : 2;
   const int64_t K = p->K, gs = p->gs, G = p->groups;
   const int ce_sh = __builtin_ctz((unsigned)(vb * ppb)), gs_sh = __builtin_ctz((unsigned)gs);

@@ -754,9 +754,9 @@ static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
    * L2: about 20% less time a row, which there decides the time from
    * memory) */
   const int nrb = (p->M == 1 && !QI_M1_BLOCK) || p->kind == EMLX_QK_IA8 ? 1
-                  : QF_NR_OF(p->M >= 4   ? 4
-                             : p->M >= 2 ? 2
-                                         : 1);
+                                                                        : QF_NR_OF(p->M >= 4   ? 4
+                                                                                   : p->M >= 2 ? 2
+                                                                                               : 1);
   int64_t nb = QI_WBLOCK / p->row_bytes / nrb * nrb;
   nb = nb < nrb ? nrb : nb;
   for (int64_t b0 = n0; b0 < n1; b0 += nb) {
