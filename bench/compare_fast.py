@@ -2,6 +2,7 @@
 """compare_fast.py — EMLX's fused kernels beside MLX's mx.fast and ggml, in one run.
 
     python3 bench/compare_fast.py --build-dir build [--ggml-dir DIR] [--reps N] [--rounds R]
+                                  [--cases rope_trad_f32_1x32x512x128,...] [--no-mlx]
 
 1. runs <build-dir>/emlx_bench_bench_fast: each kernel's median (p10, p90)
    and its ratio to the streaming bandwidth measured in the same program;
@@ -20,7 +21,10 @@ Prints one line per case and impl, then the ratios peer / emlx (higher is
 better for emlx). With --rounds R the three run in turn R times (on a shared
 machine the load drifts between them) and the table gives, per case, the
 median over rounds of each round's figure with its min..max, and the load
-average at the start and the end. MLX and ggml come from wherever they are installed; this
+average at the start and the end. --cases limits every impl to the named
+cases and --no-mlx leaves MLX out: with both, a round of one case takes
+seconds, so ours and ggml's alternate closely (a busy machine's load moves
+within the minutes a full round takes). MLX and ggml come from wherever they are installed; this
 script installs and builds nothing.
 """
 import argparse
@@ -43,6 +47,8 @@ CASES = {
     "swiglu_f32_4096x14336": ("swiglu", "f32", (4096, 14336)),
     "swiglu_bf16_4096x14336": ("swiglu", "bf16", (4096, 14336)),
 }
+# the cases ggml's perf mode times (f32 only)
+GGML_CASES = ("rms_norm_f32_4096x4096", "rope_trad_f32_1x32x512x128", "swiglu_f32_4096x14336")
 
 
 def parse_line(line):
@@ -54,9 +60,12 @@ def parse_line(line):
     return out
 
 
-def run_emlx(build_dir, reps):
+def run_emlx(build_dir, reps, cases):
     exe = os.path.join(build_dir, "emlx_bench_bench_fast")
-    res = subprocess.run([exe, "--reps", str(reps)], capture_output=True, text=True, check=True)
+    args = [exe, "--reps", str(reps)]
+    for name in cases:
+        args += ["--case", name]
+    res = subprocess.run(args, capture_output=True, text=True, check=True)
     rows = {}
     for line in res.stdout.splitlines():
         print(line)
@@ -66,7 +75,7 @@ def run_emlx(build_dir, reps):
     return rows
 
 
-def run_mlx(reps):
+def run_mlx(reps, cases):
     try:
         import mlx.core as mx
         import mlx.nn as nn
@@ -77,6 +86,8 @@ def run_mlx(reps):
     swiglu = mx.compile(lambda g, u: nn.silu(g) * u)
     out = {}
     for name, (kind, dt, shape) in CASES.items():
+        if name not in cases:
+            continue
         mx.random.seed(1)
         x = mx.random.uniform(-1, 1, shape).astype(dts[dt])
         if kind == "rms":
@@ -120,7 +131,7 @@ def ggml_line_us(text, pattern):
     return None
 
 
-def run_ggml(ggml_dir):
+def run_ggml(ggml_dir, cases):
     exe = os.path.join(ggml_dir, "build", "bin", "test-backend-ops")
     header = open(os.path.join(ggml_dir, "include", "ggml.h")).read()
     op_rms = enum_index(header, "ggml_op", "GGML_OP_RMS_NORM")
@@ -141,27 +152,31 @@ def run_ggml(ggml_dir):
         lines.append("%d %d 14336 4096 1 1 2 %d 0 2 %s %s swiglu_%s" %
                      (op_glu, t, swiglu, src, src, dt))
         names += ["rms_" + dt, "swiglu_" + dt]
-    out = {}
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "fast_ops.txt")
-        with open(path, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        res = subprocess.run([exe, "perf", "-b", "CPU", "--test-file", path],
+    wanted = [n for n in GGML_CASES if n in cases]
+    out, text = {}, ""
+    if any(n != "rope_trad_f32_1x32x512x128" for n in wanted):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "fast_ops.txt")
+            with open(path, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            res = subprocess.run([exe, "perf", "-b", "CPU", "--test-file", path],
+                                 capture_output=True, text=True)
+            text += res.stdout + res.stderr
+        for name, case in (("rms_norm_f32_4096x4096", "rms_f32"), ("swiglu_f32_4096x14336", "swiglu_f32")):
+            us = ggml_line_us(text, r"name=%s\b|%s" % (case, case))
+            if us is not None and name in wanted:
+                out[name] = us / 1e3
+    if "rope_trad_f32_1x32x512x128" in wanted:
+        res = subprocess.run([exe, "perf", "-b", "CPU", "-o", "ROPE", "-p",
+                              r"type=f32,ne_a=\[128,32,512,1\],n_dims=128,mode=0,.*ff=0,v=0,inplace=0"],
                              capture_output=True, text=True)
-        text = res.stdout + res.stderr
-    for name, case in (("rms_norm_f32_4096x4096", "rms_f32"), ("swiglu_f32_4096x14336", "swiglu_f32")):
-        us = ggml_line_us(text, r"name=%s\b|%s" % (case, case))
+        text += res.stdout + res.stderr
+        us = ggml_line_us(res.stdout, r"ROPE\(type=f32,ne_a=\[128,32,512,1\]")
         if us is not None:
-            out[name] = us / 1e3
-    res = subprocess.run([exe, "perf", "-b", "CPU", "-o", "ROPE", "-p",
-                          r"type=f32,ne_a=\[128,32,512,1\],n_dims=128,mode=0,.*ff=0,v=0,inplace=0"],
-                         capture_output=True, text=True)
-    us = ggml_line_us(res.stdout, r"ROPE\(type=f32,ne_a=\[128,32,512,1\]")
-    if us is not None:
-        out["rope_trad_f32_1x32x512x128"] = us / 1e3
+            out["rope_trad_f32_1x32x512x128"] = us / 1e3
     for name, ms in out.items():
         print("case=%s impl=ggml median_ms=%.4f (test-backend-ops perf)" % (name, ms))
-    if len(out) < 3:
+    if len(out) < len(wanted):
         print("# ggml: some cases gave no perf line; its output:\n" + text[-2000:])
     return out
 
@@ -179,16 +194,23 @@ def main():
     ap.add_argument("--rounds", type=int, default=1,
                     help="run emlx, MLX and ggml this many times in turn; the table gives the "
                          "median over rounds (min..max) of each round's median and ratio")
+    ap.add_argument("--cases", default=",".join(CASES),
+                    help="comma-separated case names (default: all)")
+    ap.add_argument("--no-mlx", action="store_true", help="leave MLX out")
     a = ap.parse_args()
+    cases = [c for c in a.cases.split(",") if c]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        ap.error("unknown case(s): %s (known: %s)" % (", ".join(unknown), ", ".join(CASES)))
     if not a.ggml_dir:
         print("# ggml: --ggml-dir (or GGML_DIR) not given, skipped")
     load0 = os.getloadavg()
     em, ml, gg, bw = {}, {}, {}, {}
     for r in range(a.rounds):
         print("# round %d of %d, load %.1f" % (r + 1, a.rounds, os.getloadavg()[0]))
-        emlx = run_emlx(a.build_dir, a.reps)
-        mlx = run_mlx(a.reps)
-        ggml = run_ggml(a.ggml_dir) if a.ggml_dir else {}
+        emlx = run_emlx(a.build_dir, a.reps, cases)
+        mlx = {} if a.no_mlx else run_mlx(a.reps, cases)
+        ggml = run_ggml(a.ggml_dir, cases) if a.ggml_dir else {}
         for name in CASES:
             if name not in emlx:
                 continue
