@@ -3,7 +3,8 @@
  * after their att_vec_<isa>.h (AV_W lanes, AV_NV vectors per micro-tile
  * row, av_* operations; optionally AV_RB, the rows of a micro-tile, 4 by
  * default, AV_KT_PACK, the tile transpose, att_kt_pack by default, and
- * AV_EXP_SUM, a score row's exp and sum, att_exp_sum by default; and
+ * AV_EXP_SUM, a score row's exp and sum, att_exp_sum by default; AV_ROW_MAX,
+ * a score row's max, att_row_max by default; and
  * AV_PV_STREAM, a row count below which P V runs by rows of V, pv_rows,
  * undefined by default; AV_BF16_PAIRS, the pairs-order bf16 loads of the
  * decode path qk_pairs / pv_pairs, undefined by default).
@@ -513,6 +514,10 @@ static inline float att_row_max(const float *s, int64_t n, float m0) {
   return a[0];
 }
 
+#ifndef AV_ROW_MAX
+#define AV_ROW_MAX att_row_max
+#endif
+
 /* s[j] = exp(s[j] - m) over s[0 .. n); returns their sum (att_row_sum). */
 static inline float att_exp_sum(float *s, int64_t n, float m) {
   for (int64_t j = 0; j < n; j++)
@@ -650,7 +655,7 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
         float *s = S + r * BK;
         if (masking || causal_tile)
           att_mask_row(p, u->b, n, i, jt, nk, s);
-        float mt = att_row_max(s, nk, -INFINITY);
+        float mt = AV_ROW_MAX(s, nk, -INFINITY);
         float mnew = m[r] > mt ? m[r] : mt;
         if (!(mnew > -FLT_MAX)) { /* nothing visible yet in this row */
           memset(s, 0, (size_t)nk * sizeof(float));
