@@ -12,10 +12,11 @@ prints medians with min..max and the ratios the issue asks for:
   prefill causal, 512 tokens, 32/8 heads, D 128:  vs torch (>= 1.5x), vs MLX (>= 3x)
 
     python3 bench/bench_attention_peers.py --bench build/emlx_bench_bench_attention \
-        [--ggml /path/to/test-backend-ops] [--reps 21] [--rounds R] [--decode-only]
+        [--ggml /path/to/test-backend-ops] [--reps 21] [--rounds R] [--decode-only | --prefill-only] [--no-mlx]
 
 --decode-only leaves out the prefill cases (MLX's prefill takes most of a
-round's minutes).
+round's minutes); --prefill-only leaves out the decode cases, and --no-mlx
+leaves out MLX, so that EMLX's prefill and torch's alternate within seconds.
 
 With --rounds R, EMLX and the peers run in turn R times (the load of a
 shared machine drifts between them); each figure is then the median over
@@ -63,9 +64,12 @@ DECODE_CASES = ("stream", "sdpa_decode_f32", "sdpa_decode_bf16", "kv_decode_bf16
                 "sdpa_decode_rot_bf16")
 
 
-def run_emlx(path, reps, decode_only=False):
+PREFILL_CASES = ("sdpa_prefill_f32", "sdpa_prefill_bf16")
+
+
+def run_emlx(path, reps, only=None):
     cmd = [path, "--reps", str(reps)]
-    for c in DECODE_CASES if decode_only else ():
+    for c in {"decode": DECODE_CASES, "prefill": PREFILL_CASES}.get(only, ()):
         cmd += ["--case", c]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     rows = {}
@@ -78,13 +82,14 @@ def run_emlx(path, reps, decode_only=False):
     return rows, threads
 
 
-def shapes(decode_only):
-    """(case, q shape, K/V shape, causal) of the timed peer cases"""
+def shapes(only):
+    """(case, q shape, K/V shape, causal) of the timed peer cases: all, or
+    only those of one kind ("decode", "prefill")"""
     cases = (("decode", DEC_Q, DEC_KV, False), ("prefill", PRE_Q, PRE_KV, True))
-    return cases[:1] if decode_only else cases
+    return tuple(c for c in cases if only in (None, c[0]))
 
 
-def run_torch(reps, threads, decode_only=False):
+def run_torch(reps, threads, only=None):
     try:
         import torch
         import torch.nn.functional as F
@@ -94,7 +99,7 @@ def run_torch(reps, threads, decode_only=False):
     out = {}
     g = torch.Generator().manual_seed(0)
     for dt_name, dt in (("f32", torch.float32), ("bf16", torch.bfloat16)):
-        for case, qs, kvs, causal in shapes(decode_only):
+        for case, qs, kvs, causal in shapes(only):
             q = torch.randn(qs, generator=g).to(dt)
             k = torch.randn(kvs, generator=g).to(dt)
             v = torch.randn(kvs, generator=g).to(dt)
@@ -105,14 +110,14 @@ def run_torch(reps, threads, decode_only=False):
     return out
 
 
-def run_mlx(reps, decode_only=False):
+def run_mlx(reps, only=None):
     try:
         import mlx.core as mx
     except ImportError as e:
         return {"skipped": str(e)}
     out = {}
     for dt_name, dt in (("f32", mx.float32), ("bf16", mx.bfloat16)):
-        for case, qs, kvs, causal in shapes(decode_only):
+        for case, qs, kvs, causal in shapes(only):
             q = mx.random.normal(qs).astype(dt)
             k = mx.random.normal(kvs).astype(dt)
             v = mx.random.normal(kvs).astype(dt)
@@ -192,7 +197,15 @@ def main():
     ap.add_argument("--decode-only", action="store_true",
                     help="only the decode cases (EMLX's hot, cold, rotating and KV-cache ones, "
                          "the peers' decode shapes): rounds of seconds, not minutes")
+    ap.add_argument("--prefill-only", action="store_true",
+                    help="only the prefill cases, EMLX's and the peers'")
+    ap.add_argument("--no-mlx", action="store_true",
+                    help="leave MLX out (its prefill takes most of a round), so EMLX's runs and "
+                         "torch's alternate within seconds")
     a = ap.parse_args()
+    if a.decode_only and a.prefill_only:
+        ap.error("--decode-only and --prefill-only exclude each other")
+    only = "decode" if a.decode_only else "prefill" if a.prefill_only else None
     load0 = os.getloadavg()
     R = {}  # (case, what) -> per-round values
 
@@ -202,12 +215,13 @@ def main():
     threads, skipped = None, {}
     for rnd in range(a.rounds):
         print(f"# round {rnd + 1} of {a.rounds}, load {os.getloadavg()[0]:.1f}", flush=True)
-        rows, threads = run_emlx(a.bench, a.reps, a.decode_only)
-        stream = float(rows["stream"]["gb_s"])
-        add("stream", "gb_s", stream)
-        peers = (("torch", run_torch(a.reps, threads, a.decode_only)),
-                 ("mlx", run_mlx(a.reps, a.decode_only)),
-                 ("ggml", run_ggml(a.ggml, a.reps)))
+        rows, threads = run_emlx(a.bench, a.reps, only)
+        stream = float(rows["stream"]["gb_s"]) if "stream" in rows else None
+        if stream:
+            add("stream", "gb_s", stream)
+        peers = (("torch", run_torch(a.reps, threads, only)),
+                 ("mlx", {"skipped": "--no-mlx"} if a.no_mlx else run_mlx(a.reps, only)),
+                 ("ggml", run_ggml(a.ggml, a.reps) if only != "prefill" else {}))
         for name, r in peers:
             if "skipped" in r:
                 skipped[name] = r["skipped"]
@@ -217,7 +231,7 @@ def main():
                 continue
             med = float(e["median_ms"])
             add(case, "emlx_ms", med)
-            if "decode" in case:
+            if "decode" in case and stream:
                 add(case, "pct_stream", 100 * float(e["gb_s"]) / stream)
             for name, r in peers:
                 t = r.get(case)
