@@ -115,7 +115,6 @@ static inline vi qi_loadu(const void *p) { return _mm256_loadu_si256((const __m2
 static inline vi qi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
 static inline vi qi_srli16_4(vi a) { return _mm256_srli_epi16(a, 4); }
 static inline vi qi_set1_8(char c) { return _mm256_set1_epi8(c); }
-static inline vi qi_shuf(vi t, vi i) { return _mm256_shuffle_epi8(t, i); }
 static inline vi qi_add32(vi a, vi b) { return _mm256_add_epi32(a, b); }
 static inline vi qi_slli8(vi a) { return _mm256_slli_epi32(a, 8); }
 static inline vf qi_cvt(vi a) { return _mm256_cvtepi32_ps(a); }
@@ -127,6 +126,11 @@ static inline vi qi_idx(int off, int sh) {
 static inline vi qi_f4_lut(void) { /* 2 * e2m1 + 12 */
   return _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0, 12, 13, 14, 15,
                           16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
+}
+static inline void qi_f4_codes(vi raw, vi lut, vi *lo, vi *hi) {
+  const vi m4 = _mm256_set1_epi8(0x0f);
+  *lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(raw, m4));
+  *hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
 }
 static inline vf qi_e8m0(const uint8_t *s) {
   __m256i e = _mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)s)), 23);

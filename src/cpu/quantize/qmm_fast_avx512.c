@@ -4,7 +4,8 @@
  * shift alone selects a nibble), 8-bit codes through vpmovzxbd, e4m3 through
  * the f16 bit pattern (MLX's FromFP8). The integer decode path uses
  * AVX-512 VNNI (vpdpbusd) and VBMI (2, 3, 5, 6-bit codes unpacked by
- * vpermb + vpmultishiftqb), where the CPU has them. */
+ * vpermb + vpmultishiftqb, e2m1 codes mapped by vpermb), where the CPU has
+ * them. */
 #include <immintrin.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -94,7 +95,6 @@ static inline vi qi_loadu(const void *p) { return _mm512_loadu_si512(p); }
 static inline vi qi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
 static inline vi qi_srli16_4(vi a) { return _mm512_srli_epi16(a, 4); }
 static inline vi qi_set1_8(char c) { return _mm512_set1_epi8(c); }
-static inline vi qi_shuf(vi t, vi i) { return _mm512_shuffle_epi8(t, i); }
 static inline vi qi_add32(vi a, vi b) { return _mm512_add_epi32(a, b); }
 static inline vi qi_slli8(vi a) { return _mm512_slli_epi32(a, 8); }
 static inline vf qi_cvt(vi a) { return _mm512_cvtepi32_ps(a); }
@@ -106,6 +106,13 @@ static inline vi qi_idx(int off, int sh) {
 static inline vi qi_f4_lut(void) { /* 2 * e2m1 + 12 */
   return _mm512_broadcast_i32x4(
       _mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+}
+/* vpermb (VBMI) reads the low 6 bits of each index byte, and the table
+ * repeats every 16 bytes: no masking of the nibbles (vpshufb's way: an AND
+ * each) */
+static inline QI_TARGET void qi_f4_codes(vi raw, vi lut, vi *lo, vi *hi) {
+  *lo = _mm512_permutexvar_epi8(raw, lut);
+  *hi = _mm512_permutexvar_epi8(_mm512_srli_epi16(raw, 4), lut);
 }
 static inline vf qi_e8m0(const uint8_t *s) {
   __m512i e = _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)s)), 23);
