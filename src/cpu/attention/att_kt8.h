@@ -20,8 +20,12 @@ static inline void av_kt_pack(const float *K, int64_t ldk, int64_t nk, int64_t n
     const float *kr = K + j0 * ldk;
     for (int64_t d = 0; d < D8; d += 8) {
       __m256 r[8];
-      for (int x = 0; x < 8; x++)
-        r[x] = x < n ? _mm256_loadu_ps(kr + x * ldk + d) : _mm256_setzero_ps();
+      if (n == 8) /* (whole blocks without the per-row tests) */
+        for (int x = 0; x < 8; x++)
+          r[x] = _mm256_loadu_ps(kr + x * ldk + d);
+      else
+        for (int x = 0; x < 8; x++)
+          r[x] = x < n ? _mm256_loadu_ps(kr + x * ldk + d) : _mm256_setzero_ps();
       vl_transpose8_ps(r);
       float *o = KT + d * ldkt + j0;
       for (int x = 0; x < 8; x++)

@@ -15,6 +15,7 @@
  * rows' maxima in vectors */
 #define AV_KT_PACK av_kt_pack
 #define AV_ROW_MAX av_row_max
+#define AV_EXP_SUM av_exp_sum
 typedef __m512 av_f;
 
 static inline av_f av_zero(void) { return _mm512_setzero_ps(); }
@@ -30,9 +31,9 @@ static inline av_f av_load_bf16(const uint16_t *p) {
 }
 
 /* The max of s[0 .. n) and m0, NaNs skipped: max_ps(s, a) is s > a ? s :
- * a, the generic att_row_max's select, lane by lane; the lanes' maxima are
- * then combined the same way (the order of a max does not change its
- * value). */
+ * a, the generic att_row_max's select, lane by lane; the lanes' maxima
+ * (NaN-free unless m0 is NaN) are then combined in a vector reduction (the
+ * order of a max does not change its value). */
 static inline float av_row_max(const float *s, int64_t n, float m0) {
   __m512 a = _mm512_set1_ps(m0);
   int64_t j = 0;
@@ -42,11 +43,50 @@ static inline float av_row_max(const float *s, int64_t n, float m0) {
     __mmask16 k = (__mmask16)((1u << (n - j)) - 1u);
     a = _mm512_mask_max_ps(a, k, _mm512_maskz_loadu_ps(k, s + j), a);
   }
-  float v[16], r = m0;
-  _mm512_storeu_ps(v, a);
-  for (int x = 0; x < 16; x++)
-    r = v[x] > r ? v[x] : r;
-  return r;
+  return _mm512_reduce_max_ps(a);
+}
+
+/* exp(x), inline: att_vec_avx2.h's av_exp in 16 lanes (the same
+ * reduction, polynomial and bounds: within 1.3 ulp of exp over
+ * [-87.3, 88.3], 0 below, clamped above, NaN kept). */
+static inline __m512 av_exp(__m512 x) {
+  const __m512 hi = _mm512_set1_ps(88.3762626647949f), lo = _mm512_set1_ps(-87.3365478515625f);
+  __m512 xc = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  __m512i e = _mm512_slli_epi32(_mm512_cvtps_epi32(n), 23);
+  y = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(y), e));
+  y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), y); /* underflow: 0 */
+  return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x); /* NaN: NaN */
+}
+
+/* s[j] = exp(s[j] - m) over s[0 .. n); returns their sum (16 lane sums,
+ * then a vector reduction). */
+static inline float av_exp_sum(float *s, int64_t n, float m) {
+  const __m512 mv = _mm512_set1_ps(m);
+  __m512 acc = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m512 e = av_exp(_mm512_sub_ps(_mm512_loadu_ps(s + j), mv));
+    _mm512_storeu_ps(s + j, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  if (j < n) {
+    __mmask16 k = (__mmask16)((1u << (n - j)) - 1u);
+    __m512 e = _mm512_maskz_mov_ps(k, av_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), mv)));
+    _mm512_mask_storeu_ps(s + j, k, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  return _mm512_reduce_add_ps(acc);
 }
 
 #endif

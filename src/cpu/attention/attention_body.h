@@ -666,8 +666,9 @@ static int att_unit(const emlx_att_problem *p, const emlx_att_unit *u, float *m,
         l[r] = l[r] * alpha + sum;
         if (alpha != 1.0f) {
           float *ar = acc + r * Dvp;
-          for (int64_t d = 0; d < dvl; d++)
-            ar[d] *= alpha;
+          const av_f va = av_set1(alpha);
+          for (int64_t d = 0; d < dvl; d += AV_W)
+            av_store(ar + d, av_mul(av_load(ar + d), va));
         }
         m[r] = mnew;
       }
