@@ -65,7 +65,7 @@ static inline __m512 av_exp(__m512 x) {
   __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
   __m512i e = _mm512_slli_epi32(_mm512_cvtps_epi32(n), 23);
   y = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(y), e));
-  y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), y); /* underflow: 0 */
+  y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ), y);      /* underflow: 0 */
   return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x); /* NaN: NaN */
 }
 
