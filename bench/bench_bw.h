@@ -2,8 +2,9 @@
  * step's pool reads its weights: nt threads made once (the caller is thread
  * 0), each summing its contiguous part of a 40 MB slice with AVX2 loads
  * between two barriers, so a rep times the reads alone and no thread start;
- * the reps take the slices of a 160 MB buffer in turn (10x a 16 MB L3), so
- * none is cached. bench_quant.c and bench_gemv.c measure against it. */
+ * the reps take the slices of a 160 MB buffer in turn (more than the 16 to
+ * 105 MB L3s of the machines measured), so none is cached. bench_quant.c and bench_gemv.c measure
+ * against it. */
 #ifndef EMLX_BENCH_BW_H
 #define EMLX_BENCH_BW_H
 
@@ -96,46 +97,78 @@ static inline int bench_bw_cmp(const void *pa, const void *pb) {
 /* Bytes one rep reads. */
 #define BENCH_BW_REP_BYTES ((double)(BENCH_BW_SLICE_WORDS * 8))
 
-/* Seconds of each of reps reads by nt threads, sorted ascending into t;
- * 0, or -1 when the buffer cannot be had. */
-static inline int bench_bw_times(int nt, int reps, double *t) {
-  size_t slice = BENCH_BW_SLICE_WORDS, n = slice * BENCH_BW_SLICES;
-  uint64_t *buf = aligned_alloc(64, n * 8);
-  if (!buf)
+/* A stream reader kept open, so that its reps can alternate with another
+ * bench's (bench_quant's paired decode figures): the buffer, its pool of
+ * nt threads (the caller is thread 0), the next slice. One may be open at
+ * a time (its team is static). */
+typedef struct bench_bw {
+  bench_bw_team *team;
+  uint64_t *buf;
+  int next;
+  uint64_t check;
+  bench_bw_arg args[BENCH_BW_MAX_THREADS];
+} bench_bw;
+
+/* 0, or -1 when the buffer cannot be had. */
+static inline int bench_bw_open(bench_bw *b, int nt) {
+  static bench_bw_team team;
+  size_t n = BENCH_BW_SLICE_WORDS * BENCH_BW_SLICES;
+  b->buf = aligned_alloc(64, n * 8);
+  if (!b->buf)
     return -1;
   for (size_t i = 0; i < n; i++)
-    buf[i] = i;
-  static bench_bw_team team;
-  bench_bw_arg args[BENCH_BW_MAX_THREADS];
+    b->buf[i] = i;
+  b->team = &team, b->next = 0, b->check = 0;
   team.nt = nt < 1 ? 1 : nt > BENCH_BW_MAX_THREADS ? BENCH_BW_MAX_THREADS : nt;
   team.quit = false;
   pthread_barrier_init(&team.start, NULL, (unsigned)team.nt);
   pthread_barrier_init(&team.done, NULL, (unsigned)team.nt);
   for (int i = 1; i < team.nt; i++) {
-    args[i] = (bench_bw_arg){&team, i};
-    pthread_create(&team.th[i], NULL, bench_bw_worker, &args[i]);
+    b->args[i] = (bench_bw_arg){&team, i};
+    pthread_create(&team.th[i], NULL, bench_bw_worker, &b->args[i]);
   }
-  uint64_t check = 0;
-  for (int r = 0; r < reps; r++) {
-    team.buf = buf + slice * (size_t)(r % BENCH_BW_SLICES), team.n = slice;
-    double t0 = bench_bw_now_s();
-    pthread_barrier_wait(&team.start);
-    bench_bw_part(&team, 0);
-    pthread_barrier_wait(&team.done);
-    t[r] = bench_bw_now_s() - t0;
-    for (int i = 0; i < team.nt; i++)
-      check += team.sums[i];
-  }
-  team.quit = true;
-  pthread_barrier_wait(&team.start);
-  for (int i = 1; i < team.nt; i++)
-    pthread_join(team.th[i], NULL);
-  pthread_barrier_destroy(&team.start);
-  pthread_barrier_destroy(&team.done);
+  return 0;
+}
+
+/* Seconds of one rep: the next 40 MB slice read by the team. */
+static inline double bench_bw_rep(bench_bw *b) {
+  bench_bw_team *tm = b->team;
+  tm->buf = b->buf + BENCH_BW_SLICE_WORDS * (size_t)b->next, tm->n = BENCH_BW_SLICE_WORDS;
+  b->next = (b->next + 1) % BENCH_BW_SLICES;
+  double t0 = bench_bw_now_s();
+  pthread_barrier_wait(&tm->start);
+  bench_bw_part(tm, 0);
+  pthread_barrier_wait(&tm->done);
+  double t = bench_bw_now_s() - t0;
+  for (int i = 0; i < tm->nt; i++)
+    b->check += tm->sums[i];
+  return t;
+}
+
+static inline void bench_bw_close(bench_bw *b) {
+  bench_bw_team *tm = b->team;
+  tm->quit = true;
+  pthread_barrier_wait(&tm->start);
+  for (int i = 1; i < tm->nt; i++)
+    pthread_join(tm->th[i], NULL);
+  pthread_barrier_destroy(&tm->start);
+  pthread_barrier_destroy(&tm->done);
+  free(b->buf);
+  b->buf = NULL;
+}
+
+/* Seconds of each of reps reads by nt threads, sorted ascending into t;
+ * 0, or -1 when the buffer cannot be had. */
+static inline int bench_bw_times(int nt, int reps, double *t) {
+  bench_bw b;
+  if (bench_bw_open(&b, nt) != 0)
+    return -1;
+  for (int r = 0; r < reps; r++)
+    t[r] = bench_bw_rep(&b);
   qsort(t, (size_t)reps, sizeof *t, bench_bw_cmp);
-  if (check == 42) /* keeps the sums live */
+  if (b.check == 42) /* keeps the sums live */
     t[0] += 1e-12;
-  free(buf);
+  bench_bw_close(&b);
   return 0;
 }
 

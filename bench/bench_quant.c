@@ -17,7 +17,11 @@
  *
  * Output: one line per case, "case=NAME median_ms=.. min_ms=.. max_ms=..
  * [gbps=..] [gflops=..] [bw_frac=..]", read by bench/quant_peers.py, which
- * runs MLX and ggml on the same shapes in the same run.
+ * runs MLX and ggml on the same shapes in the same run. A dense M = 1
+ * case's bw_frac is its median GB/s over read_bw's best rep; its _paired
+ * line then times it again with each product after one read rep, and gives
+ * the median of the pairs' ratios (bw_frac) with their min and max: the
+ * same load on both sides of each ratio.
  *
  * qmm_<fmt>_m1_hot: the same product over one copy of 2048 rows of W, run
  * over and over, so W sits in the L3 (5.2 MB at most): the in-cache compute
@@ -224,6 +228,40 @@ static double timeit(const char *name, run_fn fn, void *ctx, int reps, double by
   return med;
 }
 
+/* The paired figure of a decode case: each of reps products follows one
+ * rep of the stream reader, with a pause after each (the pool's workers
+ * spin briefly after a job), so both see the load of the same moment, which
+ * on a shared host moves within seconds; bw_frac is then the median over
+ * the pairs of the product's GB/s over its read's. Prints
+ * "case=NAME_paired median_ms=.. read_median_gbps=.. bw_frac=..". */
+static void timeit_paired(const char *name, run_fn fn, void *ctx, int reps, double bytes,
+                          bench_bw *bw) {
+  double tq[256], frac[256], tb[256];
+  const struct timespec pause = {0, 100000};
+  if (reps > 256)
+    reps = 256;
+  if (!fn(ctx))
+    return;
+  for (int r = 0; r < reps; r++) {
+    tb[r] = bench_bw_rep(bw);
+    nanosleep(&pause, NULL);
+    double t0 = now_s();
+    fn(ctx);
+    tq[r] = now_s() - t0;
+    nanosleep(&pause, NULL);
+    frac[r] = (bytes / tq[r]) / (BENCH_BW_REP_BYTES / tb[r]);
+  }
+  qsort(tq, (size_t)reps, sizeof(double), cmp_d);
+  qsort(tb, (size_t)reps, sizeof(double), cmp_d);
+  qsort(frac, (size_t)reps, sizeof(double), cmp_d);
+  printf("case=%s_paired median_ms=%.4f min_ms=%.4f max_ms=%.4f reps=%d gbps=%.2f "
+         "read_median_gbps=%.2f bw_frac=%.3f bw_frac_min=%.3f bw_frac_max=%.3f\n",
+         name, tq[reps / 2] * 1e3, tq[0] * 1e3, tq[reps - 1] * 1e3, reps,
+         bytes / tq[reps / 2] * 1e-9, BENCH_BW_REP_BYTES / tb[reps / 2] * 1e-9, frac[reps / 2],
+         frac[0], frac[reps - 1]);
+  fflush(stdout);
+}
+
 /* A product over COPIES copies of W taken in turn, so each call streams its
  * weights from memory (a model's layers are far larger than the caches)
  * instead of finding part of one 37 MB copy in a 32 MB L3. */
@@ -334,21 +372,24 @@ int main(int argc, char **argv) {
   printf("threads=%d simd=%s hugepage=%d\n", nt, emlx_simd_level(), (int)hugepage_opt);
 
   /* streaming read, timed like the decode cases (bench_bw.h); the best rep
-   * is the bandwidth the decode cases are measured against, the median is
-   * printed too */
+   * is the bandwidth the decode cases' bw_frac is measured against, the
+   * median is printed too; the reader stays open for the paired figures */
   double bw = 0;
-  {
+  bench_bw bwr;
+  const bool bw_open = bench_bw_open(&bwr, nt) == 0;
+  if (bw_open) {
     int reps = reps_opt ? reps_opt : 41;
     double t[256];
     if (reps > 256)
       reps = 256;
-    if (bench_bw_times(nt, reps, t) == 0) {
-      bw = BENCH_BW_REP_BYTES / t[0] * 1e-9;
-      printf("case=read_bw median_ms=%.4f min_ms=%.4f max_ms=%.4f reps=%d gbps=%.2f "
-             "median_gbps=%.2f\n",
-             t[reps / 2] * 1e3, t[0] * 1e3, t[reps - 1] * 1e3, reps, bw,
-             BENCH_BW_REP_BYTES / t[reps / 2] * 1e-9);
-    }
+    for (int r = 0; r < reps; r++)
+      t[r] = bench_bw_rep(&bwr);
+    qsort(t, (size_t)reps, sizeof *t, cmp_d);
+    bw = BENCH_BW_REP_BYTES / t[0] * 1e-9;
+    printf("case=read_bw median_ms=%.4f min_ms=%.4f max_ms=%.4f reps=%d gbps=%.2f "
+           "median_gbps=%.2f\n",
+           t[reps / 2] * 1e3, t[0] * 1e3, t[reps - 1] * 1e3, reps, bw,
+           BENCH_BW_REP_BYTES / t[reps / 2] * 1e-9);
   }
 
   const int64_t N = 14336, K = 4096;
@@ -396,6 +437,8 @@ int main(int argc, char **argv) {
     if (selected(n1)) {
       rot r = make_rot(&q, x, 1, out);
       timeit(n1, run_qmm, &r, reps_opt ? reps_opt : 41, q.bytes, 2.0 * N * K, bw);
+      if (bw_open)
+        timeit_paired(n1, run_qmm, &r, reps_opt ? reps_opt : 41, q.bytes, &bwr);
     }
     if (!extra && selected(n8)) { /* bw_frac: W read once for all 8 rows */
       rot r = make_rot(&q, x, 8, out);
@@ -455,6 +498,8 @@ int main(int argc, char **argv) {
     if (tg > 0 && ts > 0)
       printf("ratio gather_vs_separate=%.3f\n", ts / tg);
   }
+  if (bw_open)
+    bench_bw_close(&bwr);
   free(x);
   free(xb);
   free(out);
