@@ -6,7 +6,8 @@
  * padding, the pool on and off; what it must decline (non-finite or tiny x, too few rows,
  * !transpose, a bad format); and quantized_matmul itself with a bfloat16 x, a batch whose second
  * matrix the kernel declines included. Run at every ISA level: below avx512, or on a CPU without
- * AVX-512 BF16, the kernel must decline everything and the op must still be right. */
+ * AVX-512 BF16, the kernel must decline everything and the op must still be right. Where the CPU
+ * has AMX-BF16, everything runs twice: on the AMX micro-kernel and on the vdpbf16ps one. */
 #include "matmul/matmul.h"
 #include "qmm_ref.h"
 #include "quantize/qmm_tile.h"
@@ -196,12 +197,21 @@ int main(void) {
   g_active = lvl && !strcmp(lvl, "avx512") && emlx_mm_cpu_has_avx512bf16();
   printf("# simd %s: the bf16 tile kernel is %s\n", lvl ? lvl : "?",
          g_active ? "active" : "expected to decline (no AVX-512 BF16 at this level)");
-  test_formats();
-  test_declines();
-  test_op(EMLX_QMM_AFFINE, 4, 64, false);
-  test_op(EMLX_QMM_AFFINE, 3, 32, true);
-  test_op(EMLX_QMM_MXFP4, 4, 32, true);
-  test_op(EMLX_QMM_MXFP8, 8, 32, false);
-  test_op(EMLX_QMM_NVFP4, 4, 16, false);
+  /* both of its micro-kernels where this machine has AMX-BF16 (the default
+   * there; EMLX_QMM_TILE_KERNEL=avx512-bf16 forces vdpbf16ps) */
+  const bool amx = g_active && emlx_mm_lowp_amx() != NULL;
+  for (int k = 0; k < (amx ? 2 : 1); k++) {
+    if (k == 1)
+      setenv("EMLX_QMM_TILE_KERNEL", "avx512-bf16", 1);
+    printf("# micro-kernel: %s\n", amx && k == 0 ? "amx-bf16" : "avx512-bf16");
+    test_formats();
+    test_declines();
+    test_op(EMLX_QMM_AFFINE, 4, 64, false);
+    test_op(EMLX_QMM_AFFINE, 3, 32, true);
+    test_op(EMLX_QMM_MXFP4, 4, 32, true);
+    test_op(EMLX_QMM_MXFP8, 8, 32, false);
+    test_op(EMLX_QMM_NVFP4, 4, 16, false);
+  }
+  unsetenv("EMLX_QMM_TILE_KERNEL");
   return tu_finish();
 }

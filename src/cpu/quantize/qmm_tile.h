@@ -5,12 +5,13 @@
  * true only), every mode and bit width MLX has. A block of 32 rows of W is
  * unpacked once into a panel of bfloat16 code values (the integer code of
  * the affine modes, the e2m1 / e4m3 value of the microscaled ones: all exact
- * in bfloat16) that every row of x then reuses; vdpbf16ps multiplies the
+ * in bfloat16) that every row of x then reuses; vdpbf16ps (or TDPBF16PS,
+ * where the CPU has AMX-BF16 and groups are 32 codes or more) multiplies the
  * bfloat16 x with those codes exactly and sums in f32, and each group's sum
  * is scaled once: out = sum_g s_g * (sum_{k in g} x_k q_k) + b_g * (sum_{k in
  * g} x_k). Nothing dequantized is written to memory beyond the panels.
  * Results agree with an f64 dequantize-then-matmul to f32 rounding of the
- * sums. vdpbf16ps treats subnormal inputs as zero, so an x with non-zero
+ * sums. Both treat subnormal inputs as zero, so an x with non-zero
  * values below 2^-60 in magnitude, or non-finite values, is declined (the
  * f32 path then runs). */
 #ifndef EMLX_CPU_QMM_TILE_H
