@@ -23,7 +23,7 @@
  * scales and biases times x's group sums, as micro does. The codes and x are
  * exact in bfloat16 and every product is exact in f32, so the two paths
  * differ only in the order of the f32 sums. EMLX_QMM_TILE_KERNEL=avx512-bf16
- * or amx-bf16 forces one (the tests run both). */
+ * forces the vdpbf16ps micro-kernel where AMX is there (the tests run both). */
 #include <immintrin.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -165,18 +165,18 @@ static TGT void micro(const tile_ctx *c, const uint32_t *ap, const uint32_t *bp,
   }
 }
 
-/* AMX: groups [g0, g1) of rows m0 .. m0 + 31 of the padded x (xa: row
- * m0) times the 32 columns of panel bp, added to tacc, their 32 x 32 sums
- * (rows past mv, which are never stored, left out); cbuf holds the four
- * tiles of one group (both 64-byte aligned). */
+/* AMX: rows m0 .. m0 + 31 of the padded x (xa: row m0) times the 32
+ * columns of panel bp, added to tacc, their 32 x 32 sums (rows past mv,
+ * which are never stored, left out); cbuf holds the four tiles of one
+ * group (both 64-byte aligned). */
 static AMX_TGT void micro_amx(const tile_ctx *c, const uint16_t *xa, const uint32_t *bp,
-                              const float *sc, const float *bi, const float *xs, int64_t g0,
-                              int64_t g1, int mv, float *tacc, float *cbuf) {
+                              const float *sc, const float *bi, const float *xs, int mv,
+                              float *tacc, float *cbuf) {
   const emlx_qmm_desc *d = c->d;
   const int64_t G = c->G, K = d->K, gs = d->group_size;
   const bool affine = d->mode == EMLX_QMM_AFFINE;
   const size_t xstride = (size_t)K * 2, bstride = T_NR * 4;
-  for (int64_t g = g0; g < g1; g++) {
+  for (int64_t g = 0; g < G; g++) {
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
@@ -332,7 +332,7 @@ static TGT void tile_range(void *vctx, int64_t b0, int64_t b1) {
         uint32_t *pj = panel + per * (size_t)j;
         const float *sc = (const float *)(pj + panel_n), *bi = sc + sg;
         memset(tacc, 0, (size_t)(A_MR * T_NR) * sizeof(float));
-        micro_amx(c, c->xa + m0 * K, pj, sc, bi, c->xsum + m0 * G, 0, G, mv, tacc, cbuf);
+        micro_amx(c, c->xa + m0 * K, pj, sc, bi, c->xsum + m0 * G, mv, tacc, cbuf);
         store_rows(tacc, mv, nvs[j], d->out + m0 * d->ldo + (b * nb + j) * T_NR, d->ldo);
       }
     }
