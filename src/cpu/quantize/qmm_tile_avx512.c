@@ -45,8 +45,8 @@
 
 typedef struct tile_ctx {
   const emlx_qmm_desc *d;
-  const uint32_t *xp; /* [mtiles][K / 2][T_MR] bf16 pairs */
-  const float *xsum;  /* [mtiles * T_MR][G]: sums of x over each group (affine) */
+  const uint32_t *xp; /* micro: [mtiles][K / 2][T_MR] bf16 pairs, or NULL */
+  const float *xsum;  /* [packed rows][G]: sums of x over each group (affine) */
   int64_t G, kp;      /* groups per row; pairs per row (K / 2) */
   int64_t row_bytes;
   int64_t mtiles;
@@ -351,38 +351,45 @@ static TGT void tile_range(void *vctx, int64_t b0, int64_t b1) {
   emlx__scratch_put(panel);
 }
 
-/* Packs x; false when it holds a value vdpbf16ps would not multiply as the
- * f32 path does (non-finite, or non-zero below 2^-60). */
-static bool pack_x(const tile_ctx *c, const uint16_t *xb, uint32_t *xp, float *xsum) {
+/* Packs x, into the 6-row panels of micro (xp) or, for micro_amx, into
+ * rows of K padded with zero rows to c->ma * A_MR (xa; exactly one of the
+ * two is not NULL), with its sums per group (xsum, one row of G per packed
+ * row); false when x holds a value vdpbf16ps or TDPBF16PS would not
+ * multiply as the f32 path does (non-finite, or non-zero below 2^-60). */
+static bool pack_x(const tile_ctx *c, const uint16_t *xb, uint32_t *xp, uint16_t *xa, float *xsum) {
   const emlx_qmm_desc *d = c->d;
   const int64_t K = d->K, G = c->G, kp = c->kp, gs = d->group_size;
-  for (int64_t t = 0; t < c->mtiles; t++)
-    for (int r = 0; r < T_MR; r++) {
-      int64_t m = t * T_MR + r;
-      uint32_t *dst = xp + t * kp * T_MR + r;
-      float *su = xsum + m * G;
-      if (m >= d->M) {
-        for (int64_t k = 0; k < kp; k++)
-          dst[k * T_MR] = 0;
-        for (int64_t g = 0; g < G; g++)
-          su[g] = 0.0f;
-        continue;
-      }
-      const uint16_t *x = xb + m * d->ldx;
-      for (int64_t k = 0; k < K; k++) {
-        unsigned e = (x[k] >> 7) & 0xFFu;
-        if (e == 0xFFu || (e < 127u - 60u && (x[k] & 0x7FFFu)))
-          return false;
-      }
-      for (int64_t k = 0; k < kp; k++)
-        dst[k * T_MR] = (uint32_t)x[2 * k] | (uint32_t)x[2 * k + 1] << 16;
-      for (int64_t g = 0; g < G; g++) {
-        double s = 0;
-        for (int64_t k = g * gs; k < (g + 1) * gs; k++)
-          s += (double)emlx_cv_bf16_to_f32(x[k]);
-        su[g] = (float)s;
-      }
+  const int64_t rows = xp ? c->mtiles * T_MR : c->ma * A_MR;
+  for (int64_t m = 0; m < rows; m++) {
+    uint32_t *dst = xp ? xp + m / T_MR * kp * T_MR + m % T_MR : NULL;
+    uint16_t *row = xa ? xa + m * K : NULL;
+    float *su = xsum + m * G;
+    if (m >= d->M) {
+      for (int64_t k = 0; dst && k < kp; k++)
+        dst[k * T_MR] = 0;
+      if (row)
+        memset(row, 0, (size_t)K * 2);
+      for (int64_t g = 0; g < G; g++)
+        su[g] = 0.0f;
+      continue;
     }
+    const uint16_t *x = xb + m * d->ldx;
+    for (int64_t k = 0; k < K; k++) {
+      unsigned e = (x[k] >> 7) & 0xFFu;
+      if (e == 0xFFu || (e < 127u - 60u && (x[k] & 0x7FFFu)))
+        return false;
+    }
+    for (int64_t k = 0; dst && k < kp; k++)
+      dst[k * T_MR] = (uint32_t)x[2 * k] | (uint32_t)x[2 * k + 1] << 16;
+    if (row)
+      memcpy(row, x, (size_t)K * 2);
+    for (int64_t g = 0; g < G; g++) {
+      double s = 0;
+      for (int64_t k = g * gs; k < (g + 1) * gs; k++)
+        s += (double)emlx_cv_bf16_to_f32(x[k]);
+      su[g] = (float)s;
+    }
+  }
   return true;
 }
 
@@ -402,22 +409,18 @@ bool emlx_qmm_tile_bf16_avx512(const emlx_qmm_desc *d, const uint16_t *xb) {
   if (force && !strcmp(force, "avx512-bf16"))
     c->amx = NULL;
   c->ma = (d->M + A_MR - 1) / A_MR;
-  size_t nxp = (size_t)(c->mtiles * c->kp * T_MR), nxs = (size_t)(c->mtiles * T_MR * c->G);
-  size_t nxa = c->amx ? (size_t)(c->ma * A_MR * d->K) : 0; /* bf16 elements */
-  uint32_t *xp = emlx__scratch_get(nxp * 4 + nxs * 4 + nxa * 2);
+  /* x packed for the micro-kernel that runs: 4-byte pairs (micro) or bf16
+   * rows (micro_amx), then its group sums */
+  const int64_t rows = c->amx ? c->ma * A_MR : c->mtiles * T_MR;
+  size_t nx = (size_t)(rows * c->kp), nxs = (size_t)(rows * c->G);
+  uint32_t *xp = emlx__scratch_get(nx * 4 + nxs * 4);
   bool ok = xp != NULL;
   if (ok) {
-    float *xsum = (float *)(xp + nxp);
-    ok = pack_x(c, xb, xp, xsum);
-    c->xp = xp;
+    float *xsum = (float *)(xp + nx);
+    c->xp = c->amx ? NULL : xp;
+    c->xa = c->amx ? (const uint16_t *)xp : NULL;
     c->xsum = xsum;
-    uint16_t *xa = (uint16_t *)(xsum + nxs);
-    for (int64_t m = 0; ok && c->amx && m < c->ma * A_MR; m++)
-      if (m < d->M)
-        memcpy(xa + m * d->K, xb + m * d->ldx, (size_t)d->K * 2);
-      else
-        memset(xa + m * d->K, 0, (size_t)d->K * 2);
-    c->xa = xa;
+    ok = pack_x(c, xb, c->amx ? NULL : xp, c->amx ? (uint16_t *)xp : NULL, xsum);
   }
   if (ok) {
     c->nb = c->amx ? A_NB : 1;
