@@ -3,8 +3,8 @@
  * 0), each summing its contiguous part of a 40 MB slice with AVX2 loads
  * between two barriers, so a rep times the reads alone and no thread start;
  * the reps take the slices of a 160 MB buffer in turn (more than the 16 to
- * 105 MB L3s of the machines measured), so none is cached. bench_quant.c and bench_gemv.c measure
- * against it. */
+ * 105 MB L3s of the machines measured), so none is cached. bench_quant.c
+ * and bench_gemv.c measure against it. */
 #ifndef EMLX_BENCH_BW_H
 #define EMLX_BENCH_BW_H
 
@@ -157,17 +157,23 @@ static inline void bench_bw_close(bench_bw *b) {
   b->buf = NULL;
 }
 
+/* Seconds of each of reps reads of the open reader b, sorted ascending
+ * into t. */
+static inline void bench_bw_reps(bench_bw *b, int reps, double *t) {
+  for (int r = 0; r < reps; r++)
+    t[r] = bench_bw_rep(b);
+  qsort(t, (size_t)reps, sizeof *t, bench_bw_cmp);
+  if (b->check == 42) /* keeps the sums live */
+    t[0] += 1e-12;
+}
+
 /* Seconds of each of reps reads by nt threads, sorted ascending into t;
  * 0, or -1 when the buffer cannot be had. */
 static inline int bench_bw_times(int nt, int reps, double *t) {
   bench_bw b;
   if (bench_bw_open(&b, nt) != 0)
     return -1;
-  for (int r = 0; r < reps; r++)
-    t[r] = bench_bw_rep(&b);
-  qsort(t, (size_t)reps, sizeof *t, bench_bw_cmp);
-  if (b.check == 42) /* keeps the sums live */
-    t[0] += 1e-12;
+  bench_bw_reps(&b, reps, t);
   bench_bw_close(&b);
   return 0;
 }

@@ -382,9 +382,7 @@ int main(int argc, char **argv) {
     double t[256];
     if (reps > 256)
       reps = 256;
-    for (int r = 0; r < reps; r++)
-      t[r] = bench_bw_rep(&bwr);
-    qsort(t, (size_t)reps, sizeof *t, cmp_d);
+    bench_bw_reps(&bwr, reps, t);
     bw = BENCH_BW_REP_BYTES / t[0] * 1e-9;
     printf("case=read_bw median_ms=%.4f min_ms=%.4f max_ms=%.4f reps=%d gbps=%.2f "
            "median_gbps=%.2f\n",
