@@ -323,6 +323,48 @@ static void test_int_dot_nonfinite(void) {
   }
 }
 
+/* mxfp4 scale bytes at the ends of e8m0: rows whose bytes span 129 and 125
+ * binades (the AVX-512 unit's shortcut for e8m0 scales declines the first
+ * and takes the second), and 255 in one W row (MLX's bits 255 << 23, +Inf:
+ * that row's outputs are not finite, the others the same as without it). */
+static void test_e8m0_extremes(void) {
+  tu_rng rng = {9001};
+  const int64_t N = 21, K = 512, G = K / 32;
+  for (int64_t M = 1; M <= 3; M += 2) {
+    qmat q = make_qmat(&rng, EMLX_QMM_MXFP4, 4, 32, true, EMLX_UINT8, N, K);
+    float *x = malloc((size_t)(M * K) * 4), *out = malloc((size_t)(M * N) * 4),
+          *out2 = malloc((size_t)(M * N) * 4);
+    for (int64_t i = 0; i < M * K; i++) /* group 2 below 2^-100: 2^127 times it is finite */
+      x[i] = (float)(tu_uniform(&rng, -1.0, 1.0) * (i % K / 32 == 2 ? 0x1p-110 : 1.0));
+    uint8_t *sc = q.scales;
+    sc[5 * G + 3] = 1, sc[5 * G + 4] = 130; /* row 5: 2^-126 and 2^3, 129 binades apart */
+    sc[6 * G + 3] = 1, sc[6 * G + 4] = 126; /* row 6: 2^-126 and 2^-1, 125 apart */
+    for (int64_t g = 0; g < G; g++)         /* row 3: 2^2 .. 2^8, within 126 binades of 255 */
+      sc[3 * G + g] = (uint8_t)(129 + g % 7);
+    emlx_qmm_desc d = desc_of(&q, x, K, M, out, N, false);
+    char what[64];
+    snprintf(what, sizeof what, "e8m0 extremes M%" PRId64, M);
+    CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
+    check_out(&q, x, K, out, N, M, N, K, what);
+    const uint8_t keep = sc[3 * G + 2];
+    sc[3 * G + 2] = 255;
+    d.out = out2;
+    CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s, a byte 255: handled", what);
+    bool inf_row = true, others = true;
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        if (n == 3)
+          inf_row &= !isfinite(out2[m * N + n]);
+        else
+          others &= out2[m * N + n] == out[m * N + n];
+      }
+    CHECK_MSG(inf_row, "%s: the row with a byte 255 is not finite", what);
+    CHECK_MSG(others, "%s: the other rows are as without it", what);
+    sc[3 * G + 2] = keep;
+    free(x), free(out), free(out2), free_qmat(&q);
+  }
+}
+
 /* ---- gather_qmm ---------------------------------------------------------------- */
 
 static void gather_case(tu_rng *rng, int mode, int bits, int gs, bool transpose, int64_t E,
@@ -639,6 +681,7 @@ int main(void) {
   test_int_dot_low_bits();
   test_int_range();
   test_int_dot_nonfinite();
+  test_e8m0_extremes();
   test_one_row();
   test_gather();
   test_mlx();

@@ -119,6 +119,35 @@ static inline vf qi_e8m0(const uint8_t *s) {
   __mmask16 z = _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
   return _mm512_castsi512_ps(_mm512_mask_mov_epi32(e, z, _mm512_set1_epi32(0x00400000)));
 }
+/* the e8m0 shortcut of qmm_fast_body.h (qi_e8m0_norm): a row's least and
+ * largest scale bytes, then the bytes as exponent fields shifted by sh */
+#define QI_E8M0_NORM 1
+static inline void qi_u8_minmax(const uint8_t *s, int64_t n, int *mn, int *mx) {
+  __m512i lo = _mm512_set1_epi8(-1), hi = _mm512_setzero_si512();
+  for (int64_t i = 0; i < n; i += 64) {
+    const __mmask64 m = n - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (n - i)) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(m, s + i);
+    lo = _mm512_min_epu8(lo, _mm512_mask_mov_epi8(_mm512_set1_epi8(-1), m, v));
+    hi = _mm512_max_epu8(hi, v);
+  }
+  __m256i l = _mm256_min_epu8(_mm512_castsi512_si256(lo), _mm512_extracti64x4_epi64(lo, 1));
+  __m256i h = _mm256_max_epu8(_mm512_castsi512_si256(hi), _mm512_extracti64x4_epi64(hi, 1));
+  __m128i l2 = _mm_min_epu8(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
+  __m128i h2 = _mm_max_epu8(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+  /* the least byte: minpos over words after widening; the largest: of 255 - byte */
+  const __m128i z = _mm_setzero_si128(), f = _mm_set1_epi8(-1);
+  __m128i lw = _mm_min_epu16(_mm_unpacklo_epi8(l2, z), _mm_unpackhi_epi8(l2, z));
+  __m128i hw = _mm_min_epu16(_mm_unpacklo_epi8(_mm_sub_epi8(f, h2), z),
+                             _mm_unpackhi_epi8(_mm_sub_epi8(f, h2), z));
+  *mn = _mm_extract_epi16(_mm_minpos_epu16(lw), 0);
+  *mx = 255 - _mm_extract_epi16(_mm_minpos_epu16(hw), 0);
+}
+static inline vf qi_e8m0_shift(const uint8_t *s, int64_t left, int sh) {
+  const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
+  __m512i e = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, s));
+  e = _mm512_maskz_slli_epi32(m, _mm512_add_epi32(e, _mm512_set1_epi32(sh)), 23);
+  return _mm512_castsi512_ps(e);
+}
 static inline vf qi_f16(const uint16_t *h) {
   return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
 }

@@ -46,6 +46,10 @@
  * QI_AB (1: affine 2, 3, 5, 6-bit codes too, where qi_ab_ok()), with
  * qi_unpack_bits(v, perm, shift): byte j = 8 bits of qword j / 8 of the
  * bytes of v picked by perm, from bit shift[j];
+ * QI_E8M0_NORM (optional): the unit has qi_u8_minmax(s, n, mn, mx) (the
+ * least and largest of n > 0 bytes) and qi_e8m0_shift(s, left, sh) (QF_VL
+ * e8m0 bytes, left of them real, to the f32 of bits (byte + sh) << 23, 0
+ * past left), for the mxfp4 scales' shortcut (qi_e8m0_norm);
  * optionally QF_TR, the unit's emlx_qmm_isa.tr; QF_GACC (default 1), the
  * independent sums the f32 decode path (transpose) keeps per weight row and
  * x row within a group, taken in turn over the parts and chunks (more of
@@ -418,6 +422,33 @@ QF_INLINE QI_TARGET void qi_row_scales(const emlx_qmm_prob *p, int64_t r, int64_
   }
 }
 
+#ifdef QI_E8M0_NORM
+/* e8m0 scales (mxfp4, p->smul 0.5) of packed row r, groups [g0, g0 + nc),
+ * straight to what qi_row_scales then qi_normalize(.., 1) give, and a:
+ * every scale is 2^(e - 128) (e the byte, 0 included), so with emax the
+ * largest byte, a = 128 - emax and the scale times 2^a has the exponent
+ * field 127 - (emax - e). false (nothing written) where that leaves the
+ * normal range or a byte is 255 (MLX: +Inf), which qi_row_scales and
+ * qi_normalize then take: emax 0 or 255, or emax - emin > 126.
+ * The row pf_rows ahead is prefetched as qi_row_scales does. */
+QF_INLINE QI_TARGET bool qi_e8m0_norm(const emlx_qmm_prob *p, int64_t r, int64_t g0, int64_t nc,
+                                      int64_t ncp, float *sb, int *a) {
+  const uint8_t *sc8 = (const uint8_t *)p->scales + r * p->groups + g0;
+  if (r + p->pf_rows < p->rows)
+    for (int64_t o = 0; o < nc; o += 64)
+      _mm_prefetch((const char *)sc8 + p->pf_rows * p->groups + o, _MM_HINT_T0);
+  int mn, mx;
+  qi_u8_minmax(sc8, nc, &mn, &mx);
+  if (mx == 0 || mx == 255 || mx - mn > 126)
+    return false;
+  const int sh = 127 - mx; /* exponent field = e + sh */
+  for (int64_t g = 0; g < ncp; g += QF_VL)
+    qf_store(sb + g, qi_e8m0_shift(sc8 + g, nc - g, sh));
+  *a = 128 - mx;
+  return true;
+}
+#endif
+
 /* A block's rows: of W (wr; pw, the rows to prefetch, p->pf_rows ahead, or
  * this one at the end) and of the prepared x (codes, sums, code scales). */
 typedef struct qi_rows {
@@ -446,12 +477,17 @@ QF_INLINE qi_rows qi_rows_of(const emlx_qmm_prob *p, int64_t n, int64_t m0, int 
 QF_INLINE QI_TARGET void qi_group_scales(const emlx_qmm_prob *p, const qi_rows *t, int64_t g0,
                                          int64_t gc, float sb[][QI_GC], float bb[][QI_GC], int NR,
                                          int MB, vf cs[][4], vf bacc[][4]) {
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  vf xc[4], xs[4]; /* e2m1: -12 times the sums, once for every W row */
+  for (int i = 0; i < MB; i++) {
+    xc[i] = qf_load(t->xc[i] + g0);
+    xs[i] = affine ? qf_load(t->xs[i] + g0) : qf_mul(qf_load(t->xs[i] + g0), qf_set1(-12.0f));
+  }
   for (int r = 0; r < NR; r++) {
-    vf vs = qf_load(sb[r] + gc);
-    vf vb = p->mode == EMLX_QMM_AFFINE ? qf_load(bb[r] + gc) : qf_mul(vs, qf_set1(-12.0f));
+    const vf vs = qf_load(sb[r] + gc), vb = affine ? qf_load(bb[r] + gc) : vs;
     for (int i = 0; i < MB; i++) {
-      cs[r][i] = qf_mul(vs, qf_load(t->xc[i] + g0));
-      bacc[r][i] = qf_fma(vb, qf_load(t->xs[i] + g0), bacc[r][i]);
+      cs[r][i] = qf_mul(vs, xc[i]);
+      bacc[r][i] = qf_fma(vb, xs[i], bacc[r][i]);
     }
   }
 }
@@ -484,6 +520,11 @@ QF_INLINE QI_TARGET void qi_next_scales(const emlx_qmm_prob *p, int64_t n, int64
   const int64_t nc = p->groups - g0 < QI_GC ? p->groups - g0 : QI_GC;
   const int64_t ncp = (nc + QI_VL - 1) / QI_VL * QI_VL;
   for (int r = 0; r < NR; r++) {
+#ifdef QI_E8M0_NORM
+    if (p->mode == EMLX_QMM_MXFP4 && p->sdt == EMLX_UINT8 && p->smul == 0.5f &&
+        qi_e8m0_norm(p, n + r, g0, nc, ncp, sb[r], &a[r]))
+      continue;
+#endif
     qi_row_scales(p, n + r, g0, sb[r], bb[r]);
     a[r] = qi_normalize(sb[r], p->mode == EMLX_QMM_AFFINE ? bb[r] : NULL, ncp, 1);
   }
