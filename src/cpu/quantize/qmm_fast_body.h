@@ -607,7 +607,15 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
         for (int r = 0; r < NR; r++) {
           const vf sc = qi_perm(idx, cs[r][i]);
           vi h = qi_dot(qi_zero(), w[r][0], x), m, ml;
-          if (ppb == 2) {
+          if (ppb == 2 && MB == 1) {
+            /* one x row: three chains of two, joined as 256 (256 h + m) + l
+             * (two adds more than the one chain below, but a third of its
+             * latency, which with one x row bounds the time: ~1.05x) */
+            h = qi_dot(h, w[r][1], x + QI_VB);
+            m = qi_dot(qi_dot(qi_zero(), w[r][0], x + 2 * QI_VB), w[r][1], x + 3 * QI_VB);
+            ml = qi_dot(qi_dot(qi_zero(), w[r][0], x + 4 * QI_VB), w[r][1], x + 5 * QI_VB);
+            ml = qi_add32(ml, qi_slli8(qi_add32(m, qi_slli8(h))));
+          } else if (ppb == 2) {
             /* one chain, each part's sums shifted onto the next one's start:
              * 256 (256 h + m) + l, the int32 values of three chains joined
              * by shifts and adds, with no adds or zeroed starts (the rows'
