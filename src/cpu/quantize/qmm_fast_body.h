@@ -575,6 +575,13 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
       acc[r][i] = bacc[r][i] = hacc[r][i] = qf_zero(), tot[r][i] = 0.0;
   float sb[4][QI_GC], bb[4][QI_GC]; /* f32 scales (and biases) of QI_GC groups, times 2^a */
   int a[4] = {0, 0, 0, 0};
+  /* a step's lanes' groups, qi_idx(u - u0, sh): from the last step's by an
+   * add of QI_VB >> sh where 2^sh divides QI_VB, else anew */
+  const int istep = (QI_VB >> sh) << sh == QI_VB ? QI_VB >> sh : 0;
+  int32_t st[QI_VL];
+  for (int l = 0; l < QI_VL; l++)
+    st[l] = istep;
+  const vi idx0 = qi_idx(0, sh), vstep = qi_loadu(st);
   for (int64_t g0 = 0; g0 < G; g0 += QI_VL) {
     const int ng = (int)(G - g0 < QI_VL ? G - g0 : QI_VL);
     const int64_t gc = g0 % QI_GC;
@@ -583,8 +590,10 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
     vf cs[4][4];
     qi_group_scales(p, &t, g0, gc, sb, bb, NR, MB, cs, bacc);
     const int64_t u0 = g0 * gunits, u1 = (g0 + ng) * gunits;
-    for (int64_t u = u0; u < u1; u += QI_VB) {
-      const vi idx = qi_idx((int)(u - u0), sh);
+    vi idx = idx0;
+    for (int64_t u = u0; u < u1; u += QI_VB, idx = istep ? qi_add32(idx, vstep) : idx) {
+      if (!istep)
+        idx = qi_idx((int)(u - u0), sh);
       const int64_t b = ab ? u * p->bits / 8 : u; /* byte offset in the row */
       vi w[4][2];
       for (int r = 0; r < NR; r++) {
