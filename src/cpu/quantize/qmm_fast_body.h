@@ -478,7 +478,7 @@ QF_INLINE QI_TARGET void qi_group_scales(const emlx_qmm_prob *p, const qi_rows *
                                          int64_t gc, float sb[][QI_GC], float bb[][QI_GC], int NR,
                                          int MB, vf cs[][4], vf bacc[][4]) {
   const bool affine = p->mode == EMLX_QMM_AFFINE;
-  vf xc[4], xs[4]; /* e2m1: -12 times the sums, once for every W row */
+  vf xc[4], xs[4]; /* e2m1: the sums times -12, once for all the W rows */
   for (int i = 0; i < MB; i++) {
     xc[i] = qf_load(t->xc[i] + g0);
     xs[i] = affine ? qf_load(t->xs[i] + g0) : qf_mul(qf_load(t->xs[i] + g0), qf_set1(-12.0f));
