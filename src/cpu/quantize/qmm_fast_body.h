@@ -386,20 +386,26 @@ QF_INLINE QI_TARGET vi qi_wload(const uint8_t *w, int64_t left) {
 /* The f32 scales (times p->smul) and biases (affine) of packed row r, groups
  * [g0, g0 + QI_GC) or to the row's end, zero-padded to whole vectors, into
  * sb and bb; the same groups of the row pf_rows ahead prefetched. */
+/* The scales (and biases) of packed row r + pf_rows, groups [g0, g0 + nc),
+ * prefetched, where that row exists. */
+QF_INLINE void qi_prefetch_scales(const emlx_qmm_prob *p, int64_t r, int64_t g0, int64_t nc) {
+  if (r + p->pf_rows >= p->rows)
+    return;
+  const int64_t es = p->sdt == EMLX_UINT8 ? 1 : p->sdt == EMLX_FLOAT32 ? 4 : 2;
+  const int64_t at = ((r + p->pf_rows) * p->groups + g0) * es;
+  for (int64_t o = 0; o < nc * es; o += 64) {
+    _mm_prefetch((const char *)p->scales + at + o, _MM_HINT_T0);
+    if (p->mode == EMLX_QMM_AFFINE)
+      _mm_prefetch((const char *)p->biases + at + o, _MM_HINT_T0);
+  }
+}
+
 QF_INLINE QI_TARGET void qi_row_scales(const emlx_qmm_prob *p, int64_t r, int64_t g0, float *sb,
                                        float *bb) {
   const int64_t G = p->groups;
   const bool affine = p->mode == EMLX_QMM_AFFINE;
   const int64_t nc = G - g0 < QI_GC ? G - g0 : QI_GC, ncp = (nc + QI_VL - 1) / QI_VL * QI_VL;
-  if (r + p->pf_rows < p->rows) { /* the scales (and biases) of a row ahead */
-    int64_t es = p->sdt == EMLX_UINT8 ? 1 : p->sdt == EMLX_FLOAT32 ? 4 : 2;
-    int64_t at = ((r + p->pf_rows) * G + g0) * es;
-    for (int64_t o = 0; o < nc * es; o += 64) {
-      _mm_prefetch((const char *)p->scales + at + o, _MM_HINT_T0);
-      if (affine)
-        _mm_prefetch((const char *)p->biases + at + o, _MM_HINT_T0);
-    }
-  }
+  qi_prefetch_scales(p, r, g0, nc);
   int64_t done = 0;
   if (p->sdt == EMLX_UINT8 && p->mode == EMLX_QMM_MXFP4) { /* e8m0, in vectors */
     const uint8_t *sc8 = (const uint8_t *)p->scales + r * G + g0;
@@ -430,13 +436,11 @@ QF_INLINE QI_TARGET void qi_row_scales(const emlx_qmm_prob *p, int64_t r, int64_
  * field 127 - (emax - e). false (nothing written) where that leaves the
  * normal range or a byte is 255 (MLX: +Inf), which qi_row_scales and
  * qi_normalize then take: emax 0 or 255, or emax - emin > 126.
- * The row pf_rows ahead is prefetched as qi_row_scales does. */
+ * The row pf_rows ahead is prefetched (qi_prefetch_scales). */
 QF_INLINE QI_TARGET bool qi_e8m0_norm(const emlx_qmm_prob *p, int64_t r, int64_t g0, int64_t nc,
                                       int64_t ncp, float *sb, int *a) {
   const uint8_t *sc8 = (const uint8_t *)p->scales + r * p->groups + g0;
-  if (r + p->pf_rows < p->rows)
-    for (int64_t o = 0; o < nc; o += 64)
-      _mm_prefetch((const char *)sc8 + p->pf_rows * p->groups + o, _MM_HINT_T0);
+  qi_prefetch_scales(p, r, g0, nc);
   int mn, mx;
   qi_u8_minmax(sc8, nc, &mn, &mx);
   if (mx == 0 || mx == 255 || mx - mn > 126)
