@@ -375,12 +375,16 @@ QF_INLINE QI_TARGET vf qi_load_sdt(const void *base, emlx_dtype sdt, int64_t at)
   return qi_bf16((const uint16_t *)base + at);
 }
 
-QF_INLINE QI_TARGET vi qi_wload(const uint8_t *w, int64_t left) {
-  if (left >= QI_VB)
-    return qi_loadu(w);
-  uint8_t t[QI_VB] = {0}; /* the row's last, partial chunk */
+/* the row's last, partial chunk, zero-padded (out of line: inlined, its
+ * buffer took the whole chunks' loads through the stack too) */
+static __attribute__((noinline)) QI_TARGET vi qi_wload_part(const uint8_t *w, int64_t left) {
+  uint8_t t[QI_VB] = {0};
   memcpy(t, w, (size_t)left);
   return qi_loadu(t);
+}
+
+QF_INLINE QI_TARGET vi qi_wload(const uint8_t *w, int64_t left) {
+  return __builtin_expect(left >= QI_VB, 1) ? qi_loadu(w) : qi_wload_part(w, left);
 }
 
 /* The f32 scales (times p->smul) and biases (affine) of packed row r, groups
