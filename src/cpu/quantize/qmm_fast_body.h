@@ -548,9 +548,92 @@ QF_INLINE QI_TARGET void qi_store_out(const emlx_qmm_prob *p, int64_t n, int64_t
       p->orow[m0 + i][n + r] = (float)tot[r][i];
 }
 
+/* A chunk of 4-bit codes as its two parts' bytes: the low and the high
+ * nibbles (EMLX_QK_IA4), or both mapped by the e2m1 table (EMLX_QK_IF4). */
+QF_INLINE QI_TARGET void qi_codes4(const int kind, vi raw, vi lut, vi m4, vi *lo, vi *hi) {
+  if (kind == EMLX_QK_IF4) {
+    qi_f4_codes(raw, lut, lo, hi);
+  } else {
+    *lo = qi_and(raw, m4);
+    *hi = qi_and(qi_srli16_4(raw), m4);
+  }
+}
+
+#if QI_M1_BLOCK && !QI_WORDS
+/* qi_dt_block for one x row and 4-bit codes (EMLX_QK_IA4, EMLX_QK_IF4),
+ * with the work per group out of the chunk loop: per block of QI_GC groups,
+ * each W row's scales times x's code scales, in place in sb, and the
+ * biases' (e2m1: the codes' offset's) products with x's sums, into bacc,
+ * once (qi_group_scales' products, in its order); a chunk's lanes then take
+ * their scales from the row's vector of 16 groups that holds the chunk's
+ * (vpermps reads the low 4 bits of idx, which steps on by QI_VB >> sh). The
+ * same sums, in the same order, as qi_dt_block's. */
+QF_INLINE QI_TARGET void qi_dt_m1(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
+                                  const int NR) {
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  const int64_t G = p->groups, rb = p->row_bytes, gbytes = p->gs / 2;
+  const int sh = __builtin_ctzll((unsigned long long)gbytes); /* gs 32, 64, 128: 4, 5, 6 */
+  qi_rows t = qi_rows_of(p, n, m0, NR, 1);
+  const int8_t *xq = t.xq[0];
+  const vi m4 = qi_set1_8(0x0f), lut = qi_f4_lut();
+  vf acc[4][4], bacc[4][4], hacc[4][4];
+  double tot[4][4];
+  for (int r = 0; r < NR; r++)
+    acc[r][0] = bacc[r][0] = hacc[r][0] = qf_zero(), tot[r][0] = 0.0;
+  float sb[4][QI_GC], bb[4][QI_GC];
+  int a[4] = {0, 0, 0, 0};
+  int32_t st[QI_VL];
+  for (int l = 0; l < QI_VL; l++)
+    st[l] = QI_VB >> sh;
+  const vi idx0 = qi_idx(0, sh), vstep = qi_loadu(st);
+  for (int64_t g0 = 0; g0 < G; g0 += QI_GC) {
+    qi_next_scales(p, n, m0, g0, NR, 1, sb, bb, a, acc, 0.0, hacc, bacc, tot);
+    const int64_t nc = G - g0 < QI_GC ? G - g0 : QI_GC;
+    for (int64_t k = 0; k < nc; k += QI_VL) {
+      const vf xc = qf_load(t.xc[0] + g0 + k), xs0 = qf_load(t.xs[0] + g0 + k);
+      const vf xs = affine ? xs0 : qf_mul(xs0, qf_set1(-12.0f));
+      for (int r = 0; r < NR; r++) {
+        const vf vs = qf_load(sb[r] + k), vb = affine ? qf_load(bb[r] + k) : vs;
+        qf_store(sb[r] + k, qf_mul(vs, xc));
+        bacc[r][0] = qf_fma(vb, xs, bacc[r][0]);
+      }
+    }
+    const int64_t u0 = g0 * gbytes, u1 = (g0 + nc) * gbytes;
+    vi idx = idx0;
+    for (int64_t u = u0; u < u1; u += QI_VB, idx = qi_add32(idx, vstep)) {
+      vi w[4][2];
+      for (int r = 0; r < NR; r++) {
+        _mm_prefetch((const char *)t.pw[r] + u, _MM_HINT_T0);
+        qi_codes4(kind, qi_wload(t.wr[r] + u, rb - u), lut, m4, &w[r][0], &w[r][1]);
+      }
+      const int8_t *x = xq + u / QI_VB * (6 * QI_VB);
+      const int64_t gv = ((u - u0) >> sh) & ~(int64_t)(QI_VL - 1); /* the chunk's 16 groups */
+      for (int r = 0; r < NR; r++) {
+        const vf sc = qi_perm(idx, qf_load(sb[r] + gv));
+        /* three chains of two, joined as 256 (256 h + m) + l (two adds more
+         * than one chain of six, but a third of its latency, which with one
+         * x row bounds the time: ~1.05x) */
+        vi h = qi_dot(qi_dot(qi_zero(), w[r][0], x), w[r][1], x + QI_VB);
+        vi m = qi_dot(qi_dot(qi_zero(), w[r][0], x + 2 * QI_VB), w[r][1], x + 3 * QI_VB);
+        vi ml = qi_dot(qi_dot(qi_zero(), w[r][0], x + 4 * QI_VB), w[r][1], x + 5 * QI_VB);
+        ml = qi_add32(ml, qi_slli8(qi_add32(m, qi_slli8(h))));
+        acc[r][0] = qf_fma(qi_cvt(ml), sc, acc[r][0]);
+      }
+    }
+  }
+  qi_store_out(p, n, m0, NR, 1, a, acc, 0.0, hacc, bacc, tot);
+}
+#endif
+
 QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
                                      const int NR, const int MB) {
   const int ppb = kind == EMLX_QK_IA8 || kind == EMLX_QK_IAB ? 1 : 2;
+#if QI_M1_BLOCK && !QI_WORDS
+  if (MB == 1 && ppb == 2) {
+    qi_dt_m1(p, n, m0, kind, NR);
+    return;
+  }
+#endif
   /* a step: QI_VB units; a unit: a code byte (4-bit, 8-bit codes) or a code
    * (EMLX_QK_IAB: 8 codes of b bits are b bytes, unpacked to a byte each) */
   const bool ab = kind == EMLX_QK_IAB;
@@ -611,11 +694,8 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
           w[r][0] = qi_and(qi_unpack_bits(raw, abperm, abshift), abmask);
         } else if (ppb == 1) {
           w[r][0] = raw;
-        } else if (kind == EMLX_QK_IF4) {
-          qi_f4_codes(raw, lut, &w[r][0], &w[r][1]);
         } else {
-          w[r][0] = qi_and(raw, m4);
-          w[r][1] = qi_and(qi_srli16_4(raw), m4);
+          qi_codes4(kind, raw, lut, m4, &w[r][0], &w[r][1]);
         }
       }
       const int64_t xo = u / QI_VB * (3 * ppb * QI_VB);
@@ -624,15 +704,7 @@ QF_INLINE QI_TARGET void qi_dt_block(const emlx_qmm_prob *p, int64_t n, int64_t 
         for (int r = 0; r < NR; r++) {
           const vf sc = qi_perm(idx, cs[r][i]);
           vi h = qi_dot(qi_zero(), w[r][0], x), m, ml;
-          if (ppb == 2 && MB == 1) {
-            /* one x row: three chains of two, joined as 256 (256 h + m) + l
-             * (two adds more than the one chain below, but a third of its
-             * latency, which with one x row bounds the time: ~1.05x) */
-            h = qi_dot(h, w[r][1], x + QI_VB);
-            m = qi_dot(qi_dot(qi_zero(), w[r][0], x + 2 * QI_VB), w[r][1], x + 3 * QI_VB);
-            ml = qi_dot(qi_dot(qi_zero(), w[r][0], x + 4 * QI_VB), w[r][1], x + 5 * QI_VB);
-            ml = qi_add32(ml, qi_slli8(qi_add32(m, qi_slli8(h))));
-          } else if (ppb == 2) {
+          if (ppb == 2) { /* (one x row: qi_dt_m1, where the unit has it) */
             /* one chain, each part's sums shifted onto the next one's start:
              * 256 (256 h + m) + l, the int32 values of three chains joined
              * by shifts and adds, with no adds or zeroed starts (the rows'
