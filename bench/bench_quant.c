@@ -30,8 +30,10 @@
  * bytes / read_bw) is compute or memory bound; cold far above both is
  * failed overlap of the two.
  *
- * Usage: emlx_bench_bench_quant [--reps K] [--threads N] [--no-int-dot] [--hugepage]
- *                               [--case NAME]...
+ * Usage: emlx_bench_bench_quant [--reps K] [--threads N] [--copies C] [--no-int-dot]
+ *                               [--hugepage] [--case NAME]...
+ * --copies C (1 to 4, default 4): the copies of W the dense cases take in
+ * turn (1: one W reused, as ggml's perf mode does, partly found in the L3).
  * --no-int-dot: the integer decode path off (emlx_cpu_qmm_fast_int_dot), so
  * the f32 decode path's figures can be read next to it. --hugepage: W, its
  * scales and biases in 2 MiB-aligned mappings with MADV_HUGEPAGE, as the
@@ -262,10 +264,13 @@ static void timeit_paired(const char *name, run_fn fn, void *ctx, int reps, doub
   fflush(stdout);
 }
 
-/* A product over COPIES copies of W taken in turn, so each call streams its
- * weights from memory (a model's layers are far larger than the caches)
- * instead of finding part of one 37 MB copy in a 32 MB L3. */
+/* A product over copies_opt (at most COPIES, 4 by default) copies of W
+ * taken in turn, so each call streams its weights from memory (a model's
+ * layers are far larger than the caches) instead of finding part of one
+ * 37 MB copy in a 32 MB L3; --copies 1 reuses one copy, as ggml's perf mode
+ * does. */
 #define COPIES 4
+static int copies_opt = COPIES;
 typedef struct rot {
   emlx_qmm_desc d[COPIES];
   int next;
@@ -295,7 +300,7 @@ static bool run_qmm(void *ctx) {
     ok = emlx_cpu_qmm_fast(&dw);
     r->widened = true;
   }
-  r->next = (r->next + 1) % COPIES;
+  r->next = (r->next + 1) % copies_opt;
   return ok;
 }
 
@@ -303,7 +308,7 @@ static rot make_rot(const qbuf *q, const float *x, int64_t M, float *out) {
   rot r = {.next = 0, .xb = NULL, .xw = NULL, .widened = false};
   int64_t wpc = q->N * q->K * q->bits / 32, spc = q->N * (q->K / q->gs);
   size_t es = q->sdt == EMLX_UINT8 ? 1 : q->sdt == EMLX_FLOAT16 ? 2 : 4;
-  for (int c = 0; c < COPIES; c++) {
+  for (int c = 0; c < copies_opt; c++) {
     qbuf qc = *q;
     qc.w = q->w + c * wpc;
     qc.scales = (char *)q->scales + (size_t)(c * spc) * es;
@@ -359,17 +364,22 @@ int main(int argc, char **argv) {
       hugepage_opt = true;
     else if (!strcmp(argv[i], "--no-int-dot"))
       emlx_cpu_qmm_fast_int_dot(false);
+    else if (!strcmp(argv[i], "--copies") && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
+             atoi(argv[i + 1]) <= COPIES)
+      copies_opt = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--case") && i + 1 < argc && nsel < 32)
       sel[nsel++] = argv[++i];
     else {
       fprintf(stderr,
-              "usage: %s [--reps K] [--threads N] [--no-int-dot] [--hugepage] [--case NAME]...\n",
+              "usage: %s [--reps K] [--threads N] [--copies 1-4] [--no-int-dot] [--hugepage] "
+              "[--case NAME]...\n",
               argv[0]);
       return 2;
     }
   }
   int nt = emlx_num_threads();
-  printf("threads=%d simd=%s hugepage=%d\n", nt, emlx_simd_level(), (int)hugepage_opt);
+  printf("threads=%d simd=%s hugepage=%d copies=%d\n", nt, emlx_simd_level(), (int)hugepage_opt,
+         copies_opt);
 
   /* streaming read, timed like the decode cases (bench_bw.h); the best rep
    * is the bandwidth the decode cases' bw_frac is measured against, the
@@ -421,7 +431,7 @@ int main(int argc, char **argv) {
       const int64_t NH = 2048;
       qbuf h = make_q(fmts[f].mode, fmts[f].bits, fmts[f].gs, NH, K, 1, fmts[f].sdt);
       rot r = make_rot(&h, x, 1, out);
-      for (int c = 1; c < COPIES; c++)
+      for (int c = 1; c < copies_opt; c++)
         r.d[c] = r.d[0];
       double med = timeit(nh, run_qmm, &r, reps_opt ? reps_opt * 4 : 161, h.bytes, 2.0 * NH * K, 0);
       if (med > 0)
@@ -431,7 +441,7 @@ int main(int argc, char **argv) {
     }
     if (!selected(n1) && (extra || (!selected(n8) && !selected(n512) && !selected(nbf))))
       continue;
-    qbuf q = make_q(fmts[f].mode, fmts[f].bits, fmts[f].gs, N, K, COPIES, fmts[f].sdt);
+    qbuf q = make_q(fmts[f].mode, fmts[f].bits, fmts[f].gs, N, K, copies_opt, fmts[f].sdt);
     if (selected(n1)) {
       rot r = make_rot(&q, x, 1, out);
       timeit(n1, run_qmm, &r, reps_opt ? reps_opt : 41, q.bytes, 2.0 * N * K, bw);

@@ -3,7 +3,7 @@ the same shapes in one run, and prints the ratios (issue 15):
 
   - MLX CPU mx.quantized_matmul (goal: EMLX >= 10x faster), same formats,
     f32 x, f32 scales and biases as mx.quantize gives for f32 weights,
-    rotating over 4 copies of W like bench_quant;
+    rotating over as many copies of W as bench_quant (--copies);
   - ggml's MUL_MAT with q4_0 / q8_0 weights and f32 activations (goal >= 1x),
     timed by ggml's own test-backend-ops perf mode through a --test-file
     that names exactly one of our shapes per process (give --ggml
@@ -17,12 +17,15 @@ Usage:
   /opt/peers/bin/python bench/quant_peers.py --bin build/emlx_bench_bench_quant \\
       [--ggml /path/to/test-backend-ops] [--reps 21] [--mlx-prefill-reps 1] [--no-prefill]
       [--prefill-only] [--rounds R] [--ggml-cases q4_0_m512,q8_0_m512] [--no-mlx]
-      [--cases qmm_affine4_g64_m1,qmm_affine8_g64_m1] [--ggml-rows-x 4]
+      [--cases qmm_affine4_g64_m1,qmm_affine8_g64_m1] [--ggml-rows-x 4] [--copies 1]
   --cases: only these EMLX cases (short rounds for interleaving with ggml);
   --prefill-only: only the M = 512 cases (EMLX's f32 and bf16 x, ggml, MLX);
   --ggml-rows-x R: ggml's W with R times the rows, its time per 14336 (its
   perf mode reuses one W, which a large L3 partly holds; R = 4 streams as
   much W as bench_quant's 4 copies);
+  --copies C: the copies of W bench_quant's dense cases and MLX take in
+  turn (default 4; 1: one W reused, as ggml's perf mode does, so with
+  --ggml-rows-x 1 every side finds the same share of W in the L3);
   --rounds R: R rounds, each running EMLX's cases and then ggml's, so both
   see the same load; a case's figure is then the median over the rounds of
   its per-round median (min .. max over rounds).
@@ -52,7 +55,7 @@ def parse_emlx(text):
     return res
 
 
-def time_mlx(reps, prefill_reps, do_prefill):
+def time_mlx(reps, prefill_reps, do_prefill, ncopies=4):
     try:
         import mlx.core as mx
         import numpy as np
@@ -68,7 +71,7 @@ def time_mlx(reps, prefill_reps, do_prefill):
           512: mx.array(rng.uniform(-1, 1, (512, K)).astype(np.float32))}
     for tag, mode, bits, gs in fmts:
         copies = []
-        for _ in range(4):
+        for _ in range(ncopies):
             w = mx.array((rng.standard_normal((N, K)) * 0.02).astype(np.float32))
             q = mx.quantize(w, group_size=gs, bits=bits, mode=mode)
             mx.eval(*q)
@@ -80,7 +83,7 @@ def time_mlx(reps, prefill_reps, do_prefill):
             r = reps if M == 1 else prefill_reps
             ts = []
             for i in range(r + 1):
-                q = copies[i % 4]
+                q = copies[i % ncopies]
                 b = q[2] if mode == "affine" else None
                 t0 = time.perf_counter()
                 y = mx.quantized_matmul(xs[M], q[0], q[1], b, transpose=True, group_size=gs,
@@ -170,6 +173,9 @@ def main():
     ap.add_argument("--ggml-rows-x", type=int, default=1,
                     help="ggml's W with this many times N rows, its time per N rows (4: as much "
                          "W as bench_quant's 4 copies, so it streams from memory as ours does)")
+    ap.add_argument("--copies", type=int, default=4, choices=(1, 2, 3, 4),
+                    help="copies of W that bench_quant's dense cases and MLX take in turn (1: "
+                         "one W reused, as ggml's perf mode does with --ggml-rows-x 1)")
     ap.add_argument("--cases", default=None,
                     help="comma-separated EMLX cases (bench_quant names), instead of the sets above")
     a = ap.parse_args()
@@ -183,7 +189,7 @@ def main():
         ms = (512,) if a.prefill_only else (1,) if a.no_prefill else (1, 512)
         gnames = [f"{t}_m{m}" for t in GGML_TYPES for m in ms]
 
-    cmd = [a.bin, "--reps", str(a.reps)]
+    cmd = [a.bin, "--reps", str(a.reps), "--copies", str(a.copies)]
     if a.cases:
         for c in a.cases.split(","):
             cmd += ["--case", c]
@@ -216,11 +222,12 @@ def main():
         vs = [rg[name] for rg in rounds_g if name in rg]
         if vs:
             gg[name] = spread(vs)
-    mlx = {} if a.no_mlx else time_mlx(a.reps, a.mlx_prefill_reps, not a.no_prefill)
+    mlx = {} if a.no_mlx else time_mlx(a.reps, a.mlx_prefill_reps, not a.no_prefill, a.copies)
     print(f"# {load()} (end)")
 
     bw = e.get("read_bw", {}).get("gbps")
     print(f"\nread bandwidth (best 40 MB read): {bw} GB/s")
+    print(f"(EMLX and MLX: {a.copies} cop{'y' if a.copies == 1 else 'ies'} of W in turn)")
     if a.ggml_rows_x > 1:
         print(f"(ggml: W of {a.ggml_rows_x} x {N} rows, its time per {N})")
     print(f"{'case':28} {'emlx ms (min..max)':>26} {'MLX ms':>22} {'MLX/emlx':>9} "
