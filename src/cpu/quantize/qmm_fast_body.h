@@ -598,15 +598,24 @@ QF_INLINE QI_TARGET void qi_dt_m1(const emlx_qmm_prob *p, int64_t n, int64_t m0,
         bacc[r][0] = qf_fma(vb, xs, bacc[r][0]);
       }
     }
+    /* the rows from one pointer (rb apart), the accumulators in locals:
+     * fewer registers than a pointer a row, and no accumulator kept in
+     * memory over the loop */
     const int64_t u0 = g0 * gbytes, u1 = (g0 + nc) * gbytes;
+    const uint8_t *w0 = t.wr[0] + u0; /* prefetch: rows pf_rows ahead, or (the last ones) these */
+    const uint8_t *pf0 = (t.pw[NR - 1] != t.wr[NR - 1] ? t.pw[0] : t.wr[0]) + u0;
+    const int8_t *x = xq + u0 / QI_VB * (6 * QI_VB);
+    vf ac[4];
+    for (int r = 0; r < NR; r++)
+      ac[r] = acc[r][0];
     vi idx = idx0;
-    for (int64_t u = u0; u < u1; u += QI_VB, idx = qi_add32(idx, vstep)) {
+    for (int64_t u = u0; u < u1; u += QI_VB, w0 += QI_VB, pf0 += QI_VB, x += 6 * QI_VB,
+                 idx = qi_add32(idx, vstep)) {
       vi w[4][2];
       for (int r = 0; r < NR; r++) {
-        _mm_prefetch((const char *)t.pw[r] + u, _MM_HINT_T0);
-        qi_codes4(kind, qi_wload(t.wr[r] + u, rb - u), lut, m4, &w[r][0], &w[r][1]);
+        _mm_prefetch((const char *)pf0 + r * rb, _MM_HINT_T0);
+        qi_codes4(kind, qi_wload(w0 + r * rb, rb - u), lut, m4, &w[r][0], &w[r][1]);
       }
-      const int8_t *x = xq + u / QI_VB * (6 * QI_VB);
       const int64_t gv = ((u - u0) >> sh) & ~(int64_t)(QI_VL - 1); /* the chunk's 16 groups */
       for (int r = 0; r < NR; r++) {
         const vf sc = qi_perm(idx, qf_load(sb[r] + gv));
@@ -617,9 +626,11 @@ QF_INLINE QI_TARGET void qi_dt_m1(const emlx_qmm_prob *p, int64_t n, int64_t m0,
         vi m = qi_dot(qi_dot(qi_zero(), w[r][0], x + 2 * QI_VB), w[r][1], x + 3 * QI_VB);
         vi ml = qi_dot(qi_dot(qi_zero(), w[r][0], x + 4 * QI_VB), w[r][1], x + 5 * QI_VB);
         ml = qi_add32(ml, qi_slli8(qi_add32(m, qi_slli8(h))));
-        acc[r][0] = qf_fma(qi_cvt(ml), sc, acc[r][0]);
+        ac[r] = qf_fma(qi_cvt(ml), sc, ac[r]);
       }
     }
+    for (int r = 0; r < NR; r++)
+      acc[r][0] = ac[r];
   }
   qi_store_out(p, n, m0, NR, 1, a, acc, 0.0, hacc, bacc, tot);
 }
