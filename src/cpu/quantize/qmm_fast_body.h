@@ -38,7 +38,9 @@
  * qi_f16(h), qi_bf16(h): QI_VB / 4 f16 / bf16 values to f32 (QI_VB / 4 == QF_VL);
  * qi_amax(v, n): max |v[i]|, i < n (a multiple of QF_VL), NaNs passed by;
  * QI_M1_BLOCK (optional, default 0; 1: one x row takes blocks of
- * QF_NR_OF(1) weight rows, as more x rows do);
+ * QI_NR_OF(1) weight rows, as more x rows do); QI_NR_OF(mb) (optional,
+ * default QF_NR_OF(mb)): the integer decode path's weight rows a block for
+ * mb x rows;
  * QI_TAKES_M(kind, M) (optional, default 1): whether the path takes M rows
  * of x for that kind (0: the f32 decode path or the prefill path runs);
  * QD_DEN (optional): the unit defines qd_decode_t(p, n0, n1), declared
@@ -285,6 +287,9 @@ static void qf_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
 #endif
 #if QI_WORDS && QI_AB
 #error "qi_dtw_block takes 4-bit and 8-bit codes only"
+#endif
+#ifndef QI_NR_OF
+#define QI_NR_OF(mb) QF_NR_OF(mb) /* weight rows one integer decode block holds for mb x rows */
 #endif
 #ifndef QI_M1_BLOCK
 #define QI_M1_BLOCK 0 /* one x row: one weight row at a time (qi_decode_t) */
@@ -839,25 +844,25 @@ QF_INLINE QI_TARGET void qi_dtw_block(const emlx_qmm_prob *p, int64_t n, int64_t
     QI_BLOCK(p, n, m0, kind, NRv, MBv);                                                            \
   }
 #define QI_DT_KIND(kind)                                                                           \
-  QI_DT_SHAPE(kind, w4, QF_NR_OF(4), 4)                                                            \
+  QI_DT_SHAPE(kind, w4, QI_NR_OF(4), 4)                                                            \
   QI_DT_SHAPE(kind, n4, 1, 4)                                                                      \
-  QI_DT_SHAPE(kind, w2, QF_NR_OF(2), 2)                                                            \
+  QI_DT_SHAPE(kind, w2, QI_NR_OF(2), 2)                                                            \
   QI_DT_SHAPE(kind, n2, 1, 2)                                                                      \
-  QI_DT_SHAPE(kind, w1, QF_NR_OF(1), 1)                                                            \
+  QI_DT_SHAPE(kind, w1, QI_NR_OF(1), 1)                                                            \
   QI_DT_SHAPE(kind, n1, 1, 1)                                                                      \
   static void qi_dt_##kind(const emlx_qmm_prob *p, int64_t n, int64_t m0, int nr, int mb) {        \
     if (mb == 4) {                                                                                 \
-      if (nr == QF_NR_OF(4))                                                                       \
+      if (nr == QI_NR_OF(4))                                                                       \
         qi_dt_##kind##_w4(p, n, m0);                                                               \
       else                                                                                         \
         qi_dt_##kind##_n4(p, n, m0);                                                               \
     } else if (mb == 2) {                                                                          \
-      if (nr == QF_NR_OF(2))                                                                       \
+      if (nr == QI_NR_OF(2))                                                                       \
         qi_dt_##kind##_w2(p, n, m0);                                                               \
       else                                                                                         \
         qi_dt_##kind##_n2(p, n, m0);                                                               \
     } else {                                                                                       \
-      if (nr == QF_NR_OF(1))                                                                       \
+      if (nr == QI_NR_OF(1))                                                                       \
         qi_dt_##kind##_w1(p, n, m0);                                                               \
       else                                                                                         \
         qi_dt_##kind##_n1(p, n, m0);                                                               \
@@ -905,7 +910,7 @@ static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
    * L2: about 20% less time a row, which there decides the time from
    * memory) */
   const int nrb = (p->M == 1 && !QI_M1_BLOCK) || p->kind == EMLX_QK_IA8 ? 1
-                                                                        : QF_NR_OF(p->M >= 4   ? 4
+                                                                        : QI_NR_OF(p->M >= 4   ? 4
                                                                                    : p->M >= 2 ? 2
                                                                                                : 1);
   int64_t nb = QI_WBLOCK / p->row_bytes / nrb * nrb;
@@ -917,7 +922,7 @@ static void qi_decode_t(const emlx_qmm_prob *p, int64_t n0, int64_t n1) {
       const int mb = left >= 4 ? 4 : left >= 2 ? 2 : 1;
       for (int64_t n = b0; n < b1;) {
         const int nr = b1 - n >= nrb ? nrb : 1;
-        if (nr == 1 || nr == QF_NR_OF(mb))
+        if (nr == 1 || nr == QI_NR_OF(mb))
           blk(p, n, m0, nr, mb);
         else
           for (int j = 0; j < nr; j++)
