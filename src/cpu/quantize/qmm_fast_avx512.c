@@ -82,7 +82,7 @@ static inline void qf_dec_a2(const uint8_t *p, vf *out) {
 #define QI_A8 1
 #define QI_AB 1
 #define QI_M1_BLOCK 1
-#define QI_NR_OF(mb) ((mb) == 1 ? 4 : (mb) == 4 ? 3 : 2)
+#define QI_NR_OF(mb) ((mb) == 1 ? 4 : 3)
 #define QI_TARGET __attribute__((target("avx512vnni,avx512vbmi")))
 typedef __m512i vi;
 /* VNNI and VBMI both (Ice Lake, Zen 4 and later; a CPU with VNNI alone takes
