@@ -569,13 +569,12 @@ QF_INLINE QI_TARGET void qi_codes4(const int kind, vi raw, vi lut, vi m4, vi *lo
  * with the work per group out of the chunk loop: per block of QI_GC groups,
  * each W row's scales times x's code scales, in place in sb, and the
  * biases' (e2m1: the codes' offset's) products with x's sums, into bacc,
- * once (qi_group_scales' products, in its order); a chunk's lanes then take
+ * once (qi_group_scales, vector by vector); a chunk's lanes then take
  * their scales from the row's vector of 16 groups that holds the chunk's
  * (vpermps reads the low 4 bits of idx, which steps on by QI_VB >> sh). The
  * same sums, in the same order, as qi_dt_block's. */
 QF_INLINE QI_TARGET void qi_dt_m1(const emlx_qmm_prob *p, int64_t n, int64_t m0, const int kind,
                                   const int NR) {
-  const bool affine = p->mode == EMLX_QMM_AFFINE;
   const int64_t G = p->groups, rb = p->row_bytes, gbytes = p->gs / 2;
   const int sh = __builtin_ctzll((unsigned long long)gbytes); /* gs 32, 64, 128: 4, 5, 6 */
   qi_rows t = qi_rows_of(p, n, m0, NR, 1);
@@ -595,13 +594,10 @@ QF_INLINE QI_TARGET void qi_dt_m1(const emlx_qmm_prob *p, int64_t n, int64_t m0,
     qi_next_scales(p, n, m0, g0, NR, 1, sb, bb, a, acc, 0.0, hacc, bacc, tot);
     const int64_t nc = G - g0 < QI_GC ? G - g0 : QI_GC;
     for (int64_t k = 0; k < nc; k += QI_VL) {
-      const vf xc = qf_load(t.xc[0] + g0 + k), xs0 = qf_load(t.xs[0] + g0 + k);
-      const vf xs = affine ? xs0 : qf_mul(xs0, qf_set1(-12.0f));
-      for (int r = 0; r < NR; r++) {
-        const vf vs = qf_load(sb[r] + k), vb = affine ? qf_load(bb[r] + k) : vs;
-        qf_store(sb[r] + k, qf_mul(vs, xc));
-        bacc[r][0] = qf_fma(vb, xs, bacc[r][0]);
-      }
+      vf cs[4][4];
+      qi_group_scales(p, &t, g0 + k, k, sb, bb, NR, 1, cs, bacc);
+      for (int r = 0; r < NR; r++)
+        qf_store(sb[r] + k, cs[r][0]);
     }
     /* the rows from one pointer (rb apart), the accumulators in locals:
      * fewer registers than a pointer a row, and no accumulator kept in
@@ -614,8 +610,8 @@ QF_INLINE QI_TARGET void qi_dt_m1(const emlx_qmm_prob *p, int64_t n, int64_t m0,
     for (int r = 0; r < NR; r++)
       ac[r] = acc[r][0];
     vi idx = idx0;
-    for (int64_t u = u0; u < u1; u += QI_VB, w0 += QI_VB, pf0 += QI_VB, x += 6 * QI_VB,
-                 idx = qi_add32(idx, vstep)) {
+    for (int64_t u = u0; u < u1;
+         u += QI_VB, w0 += QI_VB, pf0 += QI_VB, x += 6 * QI_VB, idx = qi_add32(idx, vstep)) {
       vi w[4][2];
       for (int r = 0; r < NR; r++) {
         _mm_prefetch((const char *)pf0 + r * rb, _MM_HINT_T0);
