@@ -326,11 +326,13 @@ static void test_int_dot_nonfinite(void) {
 /* mxfp4 scale bytes at the ends of e8m0: rows whose bytes span 129 and 125
  * binades (the AVX-512 unit's shortcut for e8m0 scales declines the first
  * and takes the second), and 255 in one W row (MLX's bits 255 << 23, +Inf:
- * that row's outputs are not finite, the others the same as without it). */
+ * that row's outputs are not finite, the others the same as without it).
+ * K 4608: blocks of 128 groups (the unit's 4 rows' test at once) and 16. */
 static void test_e8m0_extremes(void) {
   tu_rng rng = {9001};
-  const int64_t N = 21, K = 512, G = K / 32;
-  for (int64_t M = 1; M <= 3; M += 2) {
+  const int64_t N = 21;
+  for (int c = 0; c < 4; c++) {
+    const int64_t M = c % 2 ? 3 : 1, K = c < 2 ? 512 : 4608, G = K / 32;
     qmat q = make_qmat(&rng, EMLX_QMM_MXFP4, 4, 32, true, EMLX_UINT8, N, K);
     float *x = malloc((size_t)(M * K) * 4), *out = malloc((size_t)(M * N) * 4),
           *out2 = malloc((size_t)(M * N) * 4);
@@ -343,7 +345,7 @@ static void test_e8m0_extremes(void) {
       sc[3 * G + g] = (uint8_t)(129 + g % 7);
     emlx_qmm_desc d = desc_of(&q, x, K, M, out, N, false);
     char what[64];
-    snprintf(what, sizeof what, "e8m0 extremes M%" PRId64, M);
+    snprintf(what, sizeof what, "e8m0 extremes M%" PRId64 " K%" PRId64, M, K);
     CHECK_MSG(emlx_cpu_qmm_fast(&d), "%s: handled", what);
     check_out(&q, x, K, out, N, M, N, K, what);
     const uint8_t keep = sc[3 * G + 2];

@@ -143,6 +143,36 @@ static inline void qi_u8_minmax(const uint8_t *s, int64_t n, int *mn, int *mx) {
   *mn = _mm_extract_epi16(_mm_minpos_epu16(lw), 0);
   *mx = 255 - _mm_extract_epi16(_mm_minpos_epu16(hw), 0);
 }
+/* qi_u8_minmax of 4 runs of 128 bytes (s, s + stride, ...) at once: their
+ * 8 reductions (the maxima, and the maxima of 255 - byte: the minima)
+ * folded together, two vectors into one a step, then within qwords */
+#define QI_U8_MINMAX4 128
+static inline __m512i qi_fold_pair(__m512i a, __m512i b) { /* lanes 0, 1: a's; 2, 3: b's */
+  return _mm512_max_epu8(_mm512_shuffle_i64x2(a, b, 0x88), _mm512_shuffle_i64x2(a, b, 0xdd));
+}
+static inline void qi_u8_minmax4(const uint8_t *s, int64_t stride, int *mn, int *mx) {
+  __m512i v[8];
+  for (int r = 0; r < 4; r++) {
+    const __m512i a = _mm512_loadu_si512(s + r * stride),
+                  b = _mm512_loadu_si512(s + r * stride + 64);
+    v[r] = _mm512_max_epu8(a, b);
+    v[4 + r] = _mm512_ternarylogic_epi32(_mm512_min_epu8(a, b), a, a, 0x55); /* 255 - min */
+  }
+  /* 128-bit lanes of reductions 0 0 1 1 | 2 2 3 3 | 4 4 5 5 | 6 6 7 7, then
+   * 0 1 2 3 | 4 5 6 7, then qword 2i of lane i: reduction i, 2i + 1: 4 + i */
+  const __m512i h0 = qi_fold_pair(qi_fold_pair(v[0], v[1]), qi_fold_pair(v[2], v[3]));
+  const __m512i h1 = qi_fold_pair(qi_fold_pair(v[4], v[5]), qi_fold_pair(v[6], v[7]));
+  __m512i m = _mm512_max_epu8(_mm512_unpacklo_epi64(h0, h1), _mm512_unpackhi_epi64(h0, h1));
+  m = _mm512_max_epu8(m, _mm512_srli_epi64(m, 32));
+  m = _mm512_max_epu8(m, _mm512_srli_epi64(m, 16));
+  m = _mm512_max_epu8(m, _mm512_srli_epi64(m, 8));
+  uint64_t q[8];
+  _mm512_storeu_si512(q, m);
+  for (int r = 0; r < 4; r++) {
+    mx[r] = (int)(q[2 * r] & 0xff);
+    mn[r] = 255 - (int)(q[2 * r + 1] & 0xff);
+  }
+}
 static inline vf qi_e8m0_shift(const uint8_t *s, int64_t left, int sh) {
   const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
   __m512i e = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, s));
@@ -152,11 +182,14 @@ static inline vf qi_e8m0_shift(const uint8_t *s, int64_t left, int sh) {
 static inline vf qi_f16(const uint16_t *h) {
   return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
 }
+/* max(|v|, m) lane by lane; NaNs of v pass by (max returns its second operand) */
+static inline vf qi_absmax(vf v, vf m) { return _mm512_max_ps(_mm512_abs_ps(v), m); }
+static inline float qi_hmax(vf m) { return _mm512_reduce_max_ps(m); }
 static inline float qi_amax(const float *v, int64_t n) {
   __m512 mx = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n; i += 16) /* NaNs pass by: max returns its second operand */
-    mx = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(v + i)), mx);
-  return _mm512_reduce_max_ps(mx);
+  for (int64_t i = 0; i < n; i += 16)
+    mx = qi_absmax(_mm512_loadu_ps(v + i), mx);
+  return qi_hmax(mx);
 }
 static inline vf qi_bf16(const uint16_t *h) {
   __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)h));

@@ -37,8 +37,9 @@
  * qi_e8m0(s): QI_VB / 4 e8m0 scales to f32 (MLX's: bits s << 23, 0 -> 2^-127);
  * qi_f16(h), qi_bf16(h): QI_VB / 4 f16 / bf16 values to f32 (QI_VB / 4 == QF_VL);
  * qi_amax(v, n): max |v[i]|, i < n (a multiple of QF_VL), NaNs passed by;
- * QI_M1_BLOCK (optional, default 0; 1: one x row takes blocks of
- * QI_NR_OF(1) weight rows, as more x rows do); QI_NR_OF(mb) (optional,
+ * QI_M1_BLOCK (optional, default 0; 1: one x row and 4-bit codes take
+ * qi_dt_m1, with qi_absmax(v, m) (lanes max(|v|, m), NaNs of v passed by)
+ * and qi_hmax(m) (the largest lane)); QI_NR_OF(mb) (optional,
  * default QF_NR_OF(mb)): the integer decode path's weight rows a block for
  * mb x rows;
  * QI_TAKES_M(kind, M) (optional, default 1): whether the path takes M rows
@@ -51,7 +52,9 @@
  * QI_E8M0_NORM (optional): the unit has qi_u8_minmax(s, n, mn, mx) (the
  * least and largest of n > 0 bytes) and qi_e8m0_shift(s, left, sh) (QF_VL
  * e8m0 bytes, left of them real, to the f32 of bits (byte + sh) << 23, 0
- * past left), for the mxfp4 scales' shortcut (qi_e8m0_norm);
+ * past left), for the mxfp4 scales' shortcut (qi_e8m0_norm), and optionally
+ * QI_U8_MINMAX4, a count n, with qi_u8_minmax4(s, stride, mn, mx): that of
+ * 4 runs of n bytes, stride apart, at once;
  * optionally QF_TR, the unit's emlx_qmm_isa.tr; QF_GACC (default 1), the
  * independent sums the f32 decode path (transpose) keeps per weight row and
  * x row within a group, taken in turn over the parts and chunks (more of
@@ -348,9 +351,7 @@ static inline double qi_pow2d(int e) {
  * into [2^(top - 1), 2^top), within -126 .. 127 (so 2^a and the normal
  * values times it stay f32); 0 when that value is 0 or Inf (NaNs pass
  * by). Returns a. */
-QF_INLINE QI_TARGET int qi_normalize(float *v, float *w, int64_t n, int top) {
-  float mx = qi_amax(v, n), mw = w ? qi_amax(w, n) : 0.0f;
-  mx = mw > mx ? mw : mx;
+static inline int qi_norm_exp(float mx, int top) { /* qi_normalize's a for the largest |value| */
   if (!(mx > 0.0f && mx <= 3.4028235e38f))
     return 0;
   uint32_t b;
@@ -361,7 +362,14 @@ QF_INLINE QI_TARGET int qi_normalize(float *v, float *w, int64_t n, int top) {
     memcpy(&b, &mx, sizeof b);
     e = (int)(b >> 23) - 126 - 64;
   }
-  const int a = top - e < -126 ? -126 : top - e > 127 ? 127 : top - e;
+  return top - e < -126 ? -126 : top - e > 127 ? 127 : top - e;
+}
+QF_INLINE QI_TARGET int qi_normalize(float *v, float *w, int64_t n, int top) {
+  float mx = qi_amax(v, n), mw = w ? qi_amax(w, n) : 0.0f;
+  mx = mw > mx ? mw : mx;
+  if (!(mx > 0.0f && mx <= 3.4028235e38f))
+    return 0;
+  const int a = qi_norm_exp(mx, top);
   const vf f = qf_set1(qi_pow2f(a));
   for (int64_t i = 0; i < n; i += QF_VL) {
     qf_store(v + i, qf_mul(qf_load(v + i), f));
@@ -438,20 +446,34 @@ QF_INLINE QI_TARGET void qi_row_scales(const emlx_qmm_prob *p, int64_t r, int64_
 }
 
 #ifdef QI_E8M0_NORM
+/* The least and the largest e8m0 scale byte (mn, mx) of each of the NR
+ * packed rows from n, groups [g0, g0 + nc); 4 rows at once where the unit
+ * has QI_U8_MINMAX4 for nc groups. */
+QF_INLINE QI_TARGET void qi_e8m0_minmax(const emlx_qmm_prob *p, int64_t n, int64_t g0, int64_t nc,
+                                        int NR, int *mn, int *mx) {
+  const uint8_t *sc8 = (const uint8_t *)p->scales + n * p->groups + g0;
+#ifdef QI_U8_MINMAX4
+  if (NR == 4 && nc == QI_U8_MINMAX4) {
+    qi_u8_minmax4(sc8, p->groups, mn, mx);
+    return;
+  }
+#endif
+  for (int r = 0; r < NR; r++)
+    qi_u8_minmax(sc8 + r * p->groups, nc, &mn[r], &mx[r]);
+}
+
 /* e8m0 scales (mxfp4, p->smul 0.5) of packed row r, groups [g0, g0 + nc),
- * straight to what qi_row_scales then qi_normalize(.., 1) give, and a:
- * every scale is 2^(e - 128) (e the byte, 0 included), so with emax the
- * largest byte, a = 128 - emax and the scale times 2^a has the exponent
- * field 127 - (emax - e). false (nothing written) where that leaves the
- * normal range or a byte is 255 (MLX: +Inf), which qi_row_scales and
- * qi_normalize then take: emax 0 or 255, or emax - emin > 126.
+ * their least and largest bytes mn and mx, straight to what qi_row_scales
+ * then qi_normalize(.., 1) give, and a: every scale is 2^(e - 128) (e the
+ * byte, 0 included), so a = 128 - mx and the scale times 2^a has the
+ * exponent field 127 - (mx - e). false (nothing written) where that leaves
+ * the normal range or a byte is 255 (MLX: +Inf), which qi_row_scales and
+ * qi_normalize then take: mx 0 or 255, or mx - mn > 126.
  * The row pf_rows ahead is prefetched (qi_prefetch_scales). */
 QF_INLINE QI_TARGET bool qi_e8m0_norm(const emlx_qmm_prob *p, int64_t r, int64_t g0, int64_t nc,
-                                      int64_t ncp, float *sb, int *a) {
+                                      int64_t ncp, int mn, int mx, float *sb, int *a) {
   const uint8_t *sc8 = (const uint8_t *)p->scales + r * p->groups + g0;
   qi_prefetch_scales(p, r, g0, nc);
-  int mn, mx;
-  qi_u8_minmax(sc8, nc, &mn, &mx);
   if (mx == 0 || mx == 255 || mx - mn > 126)
     return false;
   const int sh = 127 - mx; /* exponent field = e + sh */
@@ -521,26 +543,37 @@ QF_INLINE QI_TARGET void qi_flush(const emlx_qmm_prob *p, int64_t m0, int NR, in
     }
 }
 
+/* Groups [g0, g0 + QI_GC) of the block's W rows: the rows' scales and
+ * biases loaded and scaled by their powers of two (a). */
+QF_INLINE QI_TARGET void qi_block_scales(const emlx_qmm_prob *p, int64_t n, int64_t g0, int NR,
+                                         float sb[][QI_GC], float bb[][QI_GC], int *a) {
+  const int64_t nc = p->groups - g0 < QI_GC ? p->groups - g0 : QI_GC;
+  const int64_t ncp = (nc + QI_VL - 1) / QI_VL * QI_VL;
+#ifdef QI_E8M0_NORM
+  const bool e8 = p->mode == EMLX_QMM_MXFP4 && p->sdt == EMLX_UINT8 && p->smul == 0.5f;
+  int mn[4], mx[4];
+  if (e8)
+    qi_e8m0_minmax(p, n, g0, nc, NR, mn, mx);
+#endif
+  for (int r = 0; r < NR; r++) {
+#ifdef QI_E8M0_NORM
+    if (e8 && qi_e8m0_norm(p, n + r, g0, nc, ncp, mn[r], mx[r], sb[r], &a[r]))
+      continue;
+#endif
+    qi_row_scales(p, n + r, g0, sb[r], bb[r]);
+    a[r] = qi_normalize(sb[r], p->mode == EMLX_QMM_AFFINE ? bb[r] : NULL, ncp, 1);
+  }
+}
+
 /* Groups [g0, g0 + QI_GC) of the block's W rows: the sums of the last block
- * flushed (g0 > 0), then the rows' scales and biases loaded and scaled by
- * their powers of two (a). */
+ * flushed (g0 > 0), then qi_block_scales. */
 QF_INLINE QI_TARGET void qi_next_scales(const emlx_qmm_prob *p, int64_t n, int64_t m0, int64_t g0,
                                         int NR, int MB, float sb[][QI_GC], float bb[][QI_GC],
                                         int *a, vf acc[][4], double hmul, vf hacc[][4],
                                         vf bacc[][4], double tot[][4]) {
   if (g0 > 0)
     qi_flush(p, m0, NR, MB, a, acc, hmul, hacc, bacc, tot);
-  const int64_t nc = p->groups - g0 < QI_GC ? p->groups - g0 : QI_GC;
-  const int64_t ncp = (nc + QI_VL - 1) / QI_VL * QI_VL;
-  for (int r = 0; r < NR; r++) {
-#ifdef QI_E8M0_NORM
-    if (p->mode == EMLX_QMM_MXFP4 && p->sdt == EMLX_UINT8 && p->smul == 0.5f &&
-        qi_e8m0_norm(p, n + r, g0, nc, ncp, sb[r], &a[r]))
-      continue;
-#endif
-    qi_row_scales(p, n + r, g0, sb[r], bb[r]);
-    a[r] = qi_normalize(sb[r], p->mode == EMLX_QMM_AFFINE ? bb[r] : NULL, ncp, 1);
-  }
+  qi_block_scales(p, n, g0, NR, sb, bb, a);
 }
 
 /* The block's outputs: tot after the last block's flush, to f32. */
@@ -565,11 +598,86 @@ QF_INLINE QI_TARGET void qi_codes4(const int kind, vi raw, vi lut, vi m4, vi *lo
 }
 
 #if QI_M1_BLOCK && !QI_WORDS
+/* qi_dt_m1's block start, groups [g0, g0 + nc): each W row's scales
+ * times x's code scales, into sb, and the products of its biases (e2m1:
+ * of its scales and the codes' offset -12) with x's sums, into bacc: the
+ * values, and the order, of qi_block_scales then qi_group_scales, with
+ * each row's scales (times 2^a) made as they are needed, from the e8m0
+ * bytes (mxfp4, every row in range: qi_e8m0_norm's test) or from the
+ * affine scales and biases, where the groups are whole vectors; the sums
+ * in a register. */
+QF_INLINE QI_TARGET void qi_m1_scales(const emlx_qmm_prob *p, const qi_rows *t, int64_t n,
+                                      int64_t g0, int64_t nc, int NR, float sb[][QI_GC],
+                                      float bb[][QI_GC], int *a, vf bacc[][4]) {
+  const bool affine = p->mode == EMLX_QMM_AFFINE;
+  const int64_t G = p->groups;
+  enum { FROM_SB, FROM_E8M0, FROM_AFFINE } from = FROM_SB;
+  int sh[4] = {0, 0, 0, 0};
+  if (nc % QI_VL == 0 && affine) {
+    from = FROM_AFFINE;
+  } else if (nc % QI_VL == 0 && p->mode == EMLX_QMM_MXFP4 && p->sdt == EMLX_UINT8 &&
+             p->smul == 0.5f) {
+#ifdef QI_E8M0_NORM
+    int mn[4], mx[4];
+    qi_e8m0_minmax(p, n, g0, nc, NR, mn, mx);
+    from = FROM_E8M0;
+    for (int r = 0; r < NR; r++) {
+      if (mx[r] == 0 || mx[r] == 255 || mx[r] - mn[r] > 126)
+        from = FROM_SB;
+      sh[r] = 127 - mx[r], a[r] = 128 - mx[r];
+    }
+#endif
+  }
+  if (from == FROM_SB)
+    qi_block_scales(p, n, g0, NR, sb, bb, a);
+  float xs[QI_GC]; /* x's sums (e2m1: times -12), once for all the rows */
+  for (int64_t k = 0; k < nc; k += QI_VL) {
+    const vf v = qf_load(t->xs[0] + g0 + k);
+    qf_store(xs + k, affine ? v : qf_mul(v, qf_set1(-12.0f)));
+  }
+  for (int r = 0; r < NR; r++) {
+    const int64_t at = (n + r) * G + g0;
+    const float *xc = t->xc[0] + g0;
+    vf b = bacc[r][0];
+    if (from == FROM_AFFINE) { /* a: qi_normalize's, over the scales and the biases */
+      qi_prefetch_scales(p, n + r, g0, nc);
+      vf m = qf_zero();
+      for (int64_t k = 0; k < nc; k += QI_VL) {
+        m = qi_absmax(qi_load_sdt(p->scales, p->sdt, at + k), m);
+        m = qi_absmax(qi_load_sdt(p->biases, p->sdt, at + k), m);
+      }
+      a[r] = qi_norm_exp(qi_hmax(m), 1);
+      const vf f = qf_set1(qi_pow2f(a[r]));
+      for (int64_t k = 0; k < nc; k += QI_VL) {
+        const vf vs = qf_mul(qi_load_sdt(p->scales, p->sdt, at + k), f);
+        qf_store(sb[r] + k, qf_mul(vs, qf_load(xc + k)));
+        b = qf_fma(qf_mul(qi_load_sdt(p->biases, p->sdt, at + k), f), qf_load(xs + k), b);
+      }
+#ifdef QI_E8M0_NORM
+    } else if (from == FROM_E8M0) {
+      qi_prefetch_scales(p, n + r, g0, nc);
+      for (int64_t k = 0; k < nc; k += QI_VL) {
+        const vf vs = qi_e8m0_shift((const uint8_t *)p->scales + at + k, QI_VL, sh[r]);
+        qf_store(sb[r] + k, qf_mul(vs, qf_load(xc + k)));
+        b = qf_fma(vs, qf_load(xs + k), b);
+      }
+#endif
+    } else {
+      for (int64_t k = 0; k < nc; k += QI_VL) {
+        const vf vs = qf_load(sb[r] + k), vb = affine ? qf_load(bb[r] + k) : vs;
+        qf_store(sb[r] + k, qf_mul(vs, qf_load(xc + k)));
+        b = qf_fma(vb, qf_load(xs + k), b);
+      }
+    }
+    bacc[r][0] = b;
+  }
+}
+
 /* qi_dt_block for one x row and 4-bit codes (EMLX_QK_IA4, EMLX_QK_IF4),
  * with the work per group out of the chunk loop: per block of QI_GC groups,
  * each W row's scales times x's code scales, in place in sb, and the
  * biases' (e2m1: the codes' offset's) products with x's sums, into bacc,
- * once (qi_group_scales, vector by vector); a chunk's lanes then take
+ * once (qi_m1_scales); a chunk's lanes then take
  * their scales from the row's vector of 16 groups that holds the chunk's
  * (vpermps reads the low 4 bits of idx, which steps on by QI_VB >> sh). The
  * same sums, in the same order, as qi_dt_block's. */
@@ -591,14 +699,10 @@ QF_INLINE QI_TARGET void qi_dt_m1(const emlx_qmm_prob *p, int64_t n, int64_t m0,
     st[l] = QI_VB >> sh;
   const vi idx0 = qi_idx(0, sh), vstep = qi_loadu(st);
   for (int64_t g0 = 0; g0 < G; g0 += QI_GC) {
-    qi_next_scales(p, n, m0, g0, NR, 1, sb, bb, a, acc, 0.0, hacc, bacc, tot);
+    if (g0 > 0)
+      qi_flush(p, m0, NR, 1, a, acc, 0.0, hacc, bacc, tot);
     const int64_t nc = G - g0 < QI_GC ? G - g0 : QI_GC;
-    for (int64_t k = 0; k < nc; k += QI_VL) {
-      vf cs[4][4];
-      qi_group_scales(p, &t, g0 + k, k, sb, bb, NR, 1, cs, bacc);
-      for (int r = 0; r < NR; r++)
-        qf_store(sb[r] + k, cs[r][0]);
-    }
+    qi_m1_scales(p, &t, n, g0, nc, NR, sb, bb, a, bacc);
     /* the rows from one pointer (rb apart), the accumulators in locals:
      * fewer registers than a pointer a row, and no accumulator kept in
      * memory over the loop */
