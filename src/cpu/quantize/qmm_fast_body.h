@@ -400,9 +400,6 @@ QF_INLINE QI_TARGET vi qi_wload(const uint8_t *w, int64_t left) {
   return __builtin_expect(left >= QI_VB, 1) ? qi_loadu(w) : qi_wload_part(w, left);
 }
 
-/* The f32 scales (times p->smul) and biases (affine) of packed row r, groups
- * [g0, g0 + QI_GC) or to the row's end, zero-padded to whole vectors, into
- * sb and bb; the same groups of the row pf_rows ahead prefetched. */
 /* The scales (and biases) of packed row r + pf_rows, groups [g0, g0 + nc),
  * prefetched, where that row exists. */
 QF_INLINE void qi_prefetch_scales(const emlx_qmm_prob *p, int64_t r, int64_t g0, int64_t nc) {
@@ -417,6 +414,9 @@ QF_INLINE void qi_prefetch_scales(const emlx_qmm_prob *p, int64_t r, int64_t g0,
   }
 }
 
+/* The f32 scales (times p->smul) and biases (affine) of packed row r, groups
+ * [g0, g0 + QI_GC) or to the row's end, zero-padded to whole vectors, into
+ * sb and bb; the same groups of the row pf_rows ahead prefetched. */
 QF_INLINE QI_TARGET void qi_row_scales(const emlx_qmm_prob *p, int64_t r, int64_t g0, float *sb,
                                        float *bb) {
   const int64_t G = p->groups;
