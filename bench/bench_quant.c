@@ -32,6 +32,14 @@
  *
  * Usage: emlx_bench_bench_quant [--reps K] [--threads N] [--copies C] [--no-int-dot]
  *                               [--hugepage] [--case NAME]...
+ * dot_ceiling (AVX-512 VNNI): what one core's vpdpbusd zmm alone can do (16
+ * independent sums, register operands, the best of 5 runs of 50 ms or so),
+ * and the ceiling it sets, with the pool's threads, on the integer decode
+ * path: 6 of them per 64 bytes of 4-bit W and x row (x's 24-bit codes, as
+ * three bytes, times the low and the high nibbles), so M rows of x read W
+ * at most at threads * dots_per_ns * 64 / (6 M) GB/s, whatever the memory
+ * gives (m1_gbps, m8_gbps; m8_frac: over read_bw's best).
+ *
  * --copies C (1 to 4, default 4): the copies of W the dense cases take in
  * turn (1: one W reused, as ggml's perf mode does, partly found in the L3).
  * --no-int-dot: the integer decode path off (emlx_cpu_qmm_fast_int_dot), so
@@ -54,6 +62,43 @@
 #include "bench_bw.h"
 #include "../src/cpu/quantize/qmm_tile.h"
 #include "emlx.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DOT_CEILING 1
+/* vpdpbusd zmm per ns on this core: 16 independent sums, 8 each step */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static double dots_per_ns(void) {
+  const __m512i b = _mm512_set1_epi8(3), c = _mm512_set1_epi8(5);
+  __m512i a0 = _mm512_set1_epi32(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0,
+          a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
+  const long steps = 20000000;
+  double best = 1e9;
+  for (int run = 0; run < 5; run++) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 0; i < steps; i++) {
+#define DP(v) v = _mm512_dpbusd_epi32(v, b, c)
+      DP(a0), DP(a1), DP(a2), DP(a3), DP(a4), DP(a5), DP(a6), DP(a7);
+      DP(a8), DP(a9), DP(a10), DP(a11), DP(a12), DP(a13), DP(a14), DP(a15);
+#undef DP
+      /* the sums kept in registers and live: no step folded away */
+      __asm__ volatile(""
+                       : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6),
+                         "+v"(a7));
+      __asm__ volatile(""
+                       : "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11), "+v"(a12), "+v"(a13), "+v"(a14),
+                         "+v"(a15));
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double t = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    best = t < best ? t : best;
+  }
+  __m512i s = _mm512_add_epi32(_mm512_add_epi32(a0, a7), _mm512_add_epi32(a8, a15));
+  if (_mm512_reduce_add_epi32(s) == 1) /* (never: keeps the sums) */
+    best *= 2;
+  return 16.0 * (double)steps / best * 1e-9;
+}
+#endif
 
 static double now_s(void) {
   struct timespec ts;
@@ -398,6 +443,23 @@ int main(int argc, char **argv) {
            "median_gbps=%.2f\n",
            t[reps / 2] * 1e3, t[0] * 1e3, t[reps - 1] * 1e3, reps, bw,
            BENCH_BW_REP_BYTES / t[reps / 2] * 1e-9);
+  }
+
+  if (selected("dot_ceiling")) {
+#ifdef DOT_CEILING
+    if (__builtin_cpu_supports("avx512vnni")) {
+      const double r = dots_per_ns(), m1 = nt * r * 64.0 / 6.0;
+      printf("case=dot_ceiling dots_per_ns=%.3f threads=%d m1_gbps=%.1f m8_gbps=%.1f", r, nt, m1,
+             m1 / 8.0);
+      if (bw > 0)
+        printf(" m8_frac=%.3f", m1 / 8.0 / bw);
+      printf("\n");
+    } else {
+      printf("# dot_ceiling skipped: this CPU has no AVX-512 VNNI\n");
+    }
+#else
+    printf("# dot_ceiling skipped: not an x86-64 GCC/Clang build\n");
+#endif
   }
 
   const int64_t N = 14336, K = 4096;

@@ -154,7 +154,7 @@ PREFILL = ("qmm_affine4_g64_m512", "qmm_affine8_g64_m512", "qmm_mxfp4_m512",
 DECODE = ("qmm_affine4_g64_m1", "qmm_affine8_g64_m1", "qmm_mxfp4_m1", "qmm_affine8_g64_f16s_m1",
           "qmm_affine4_g64_f16s_m1",
           "qmm_affine4_g64_m8", "qmm_affine8_g64_m8", "qmm_mxfp4_m8",
-          "gather_8x2048_top2_t64", "separate_8x2048_top2_t64")
+          "gather_8x2048_top2_t64", "separate_8x2048_top2_t64", "dot_ceiling")
 
 
 def main():
@@ -227,6 +227,12 @@ def main():
 
     bw = e.get("read_bw", {}).get("gbps")
     print(f"\nread bandwidth (best 40 MB read): {bw} GB/s")
+    dc = e.get("dot_ceiling")
+    if dc:
+        print(f"integer decode ceiling (vpdpbusd alone, {dc['threads']:.0f} threads, "
+              f"{dc['dots_per_ns']:.2f} a ns): M = 1 {dc['m1_gbps']:.0f} GB/s, "
+              f"M = 8 {dc['m8_gbps']:.1f} GB/s" +
+              (f" = {dc['m8_frac']:.2f} of the read bandwidth" if "m8_frac" in dc else ""))
     print(f"(EMLX and MLX: {a.copies} cop{'y' if a.copies == 1 else 'ies'} of W in turn)")
     if a.ggml_rows_x > 1:
         print(f"(ggml: W of {a.ggml_rows_x} x {N} rows, its time per {N})")
