@@ -33,12 +33,13 @@
  * Usage: emlx_bench_bench_quant [--reps K] [--threads N] [--copies C] [--no-int-dot]
  *                               [--hugepage] [--case NAME]...
  * dot_ceiling (AVX-512 VNNI): what one core's vpdpbusd zmm alone can do (16
- * independent sums, register operands, the best of 5 runs of 50 ms or so),
- * and the ceiling it sets, with the pool's threads, on the integer decode
- * path: 6 of them per 64 bytes of 4-bit W and x row (x's 24-bit codes, as
- * three bytes, times the low and the high nibbles), so M rows of x read W
- * at most at threads * dots_per_ns * 64 / (6 M) GB/s, whatever the memory
- * gives (m1_gbps, m8_gbps; m8_frac: over read_bw's best).
+ * independent sums, register operands, the best of 5 runs of 40 ms or so),
+ * and the ceiling it sets, with the pool's threads (one a core), on the
+ * integer decode path: 6 of them per 64 bytes of 4-bit W and x row (x's
+ * 24-bit codes, as three bytes, times the low and the high nibbles), so M
+ * rows of x read W at most at threads * dots_per_ns * 64 / (6 M) GB/s,
+ * whatever the memory gives (m1_gbps, m8_gbps; m8_frac: over read_bw's
+ * best).
  *
  * --copies C (1 to 4, default 4): the copies of W the dense cases take in
  * turn (1: one W reused, as ggml's perf mode does, partly found in the L3).
@@ -66,7 +67,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define DOT_CEILING 1
-/* vpdpbusd zmm per ns on this core: 16 independent sums, 8 each step */
+/* vpdpbusd zmm per ns on this core: 16 independent sums, a dot each a step */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static double dots_per_ns(void) {
   const __m512i b = _mm512_set1_epi8(3), c = _mm512_set1_epi8(5);
   __m512i a0 = _mm512_set1_epi32(0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0,
