@@ -367,9 +367,9 @@ static inline int qi_norm_exp(float mx, int top) { /* qi_normalize's a for the l
 QF_INLINE QI_TARGET int qi_normalize(float *v, float *w, int64_t n, int top) {
   float mx = qi_amax(v, n), mw = w ? qi_amax(w, n) : 0.0f;
   mx = mw > mx ? mw : mx;
-  if (!(mx > 0.0f && mx <= 3.4028235e38f))
-    return 0;
   const int a = qi_norm_exp(mx, top);
+  if (a == 0) /* (times 1: as they are) */
+    return 0;
   const vf f = qf_set1(qi_pow2f(a));
   for (int64_t i = 0; i < n; i += QF_VL) {
     qf_store(v + i, qf_mul(qf_load(v + i), f));
@@ -446,6 +446,14 @@ QF_INLINE QI_TARGET void qi_row_scales(const emlx_qmm_prob *p, int64_t r, int64_
 }
 
 #ifdef QI_E8M0_NORM
+/* Whether the e8m0 shortcut takes these scales (mxfp4's, with smul 0.5),
+ * and a row's, by its least and largest bytes: every scale times 2^(128 -
+ * mx) normal (mx - mn <= 126), none 255 (MLX: +Inf) and not all 0. */
+static inline bool qi_e8m0_fmt(const emlx_qmm_prob *p) {
+  return p->mode == EMLX_QMM_MXFP4 && p->sdt == EMLX_UINT8 && p->smul == 0.5f;
+}
+static inline bool qi_e8m0_fits(int mn, int mx) { return mx != 0 && mx != 255 && mx - mn <= 126; }
+
 /* The least and the largest e8m0 scale byte (mn, mx) of each of the NR
  * packed rows from n, groups [g0, g0 + nc); 4 rows at once where the unit
  * has QI_U8_MINMAX4 for nc groups. */
@@ -474,7 +482,7 @@ QF_INLINE QI_TARGET bool qi_e8m0_norm(const emlx_qmm_prob *p, int64_t r, int64_t
                                       int64_t ncp, int mn, int mx, float *sb, int *a) {
   const uint8_t *sc8 = (const uint8_t *)p->scales + r * p->groups + g0;
   qi_prefetch_scales(p, r, g0, nc);
-  if (mx == 0 || mx == 255 || mx - mn > 126)
+  if (!qi_e8m0_fits(mn, mx))
     return false;
   const int sh = 127 - mx; /* exponent field = e + sh */
   for (int64_t g = 0; g < ncp; g += QF_VL)
@@ -550,7 +558,7 @@ QF_INLINE QI_TARGET void qi_block_scales(const emlx_qmm_prob *p, int64_t n, int6
   const int64_t nc = p->groups - g0 < QI_GC ? p->groups - g0 : QI_GC;
   const int64_t ncp = (nc + QI_VL - 1) / QI_VL * QI_VL;
 #ifdef QI_E8M0_NORM
-  const bool e8 = p->mode == EMLX_QMM_MXFP4 && p->sdt == EMLX_UINT8 && p->smul == 0.5f;
+  const bool e8 = qi_e8m0_fmt(p);
   int mn[4], mx[4];
   if (e8)
     qi_e8m0_minmax(p, n, g0, nc, NR, mn, mx);
@@ -603,7 +611,7 @@ QF_INLINE QI_TARGET void qi_codes4(const int kind, vi raw, vi lut, vi m4, vi *lo
  * of its scales and the codes' offset -12) with x's sums, into bacc: the
  * values, and the order, of qi_block_scales then qi_group_scales, with
  * each row's scales (times 2^a) made as they are needed, from the e8m0
- * bytes (mxfp4, every row in range: qi_e8m0_norm's test) or from the
+ * bytes (mxfp4, every row in range: qi_e8m0_fits) or from the
  * affine scales and biases, where the groups are whole vectors; the sums
  * in a register. */
 QF_INLINE QI_TARGET void qi_m1_scales(const emlx_qmm_prob *p, const qi_rows *t, int64_t n,
@@ -611,25 +619,29 @@ QF_INLINE QI_TARGET void qi_m1_scales(const emlx_qmm_prob *p, const qi_rows *t, 
                                       float bb[][QI_GC], int *a, vf bacc[][4]) {
   const bool affine = p->mode == EMLX_QMM_AFFINE;
   const int64_t G = p->groups;
-  enum { FROM_SB, FROM_E8M0, FROM_AFFINE } from = FROM_SB;
+  bool e8 = false;
   int sh[4] = {0, 0, 0, 0};
-  if (nc % QI_VL == 0 && affine) {
-    from = FROM_AFFINE;
-  } else if (nc % QI_VL == 0 && p->mode == EMLX_QMM_MXFP4 && p->sdt == EMLX_UINT8 &&
-             p->smul == 0.5f) {
 #ifdef QI_E8M0_NORM
+  if (nc % QI_VL == 0 && qi_e8m0_fmt(p)) {
     int mn[4], mx[4];
     qi_e8m0_minmax(p, n, g0, nc, NR, mn, mx);
-    from = FROM_E8M0;
+    e8 = true;
     for (int r = 0; r < NR; r++) {
-      if (mx[r] == 0 || mx[r] == 255 || mx[r] - mn[r] > 126)
-        from = FROM_SB;
-      sh[r] = 127 - mx[r], a[r] = 128 - mx[r];
+      e8 = e8 && qi_e8m0_fits(mn[r], mx[r]);
+      sh[r] = 127 - mx[r], a[r] = 128 - mx[r]; /* (qi_block_scales' where !e8) */
     }
-#endif
   }
-  if (from == FROM_SB)
+#endif
+  if (!e8 && !(nc % QI_VL == 0 && affine)) { /* the scales through sb, as qi_dt_block's */
     qi_block_scales(p, n, g0, NR, sb, bb, a);
+    for (int64_t k = 0; k < nc; k += QI_VL) {
+      vf cs[4][4];
+      qi_group_scales(p, t, g0 + k, k, sb, bb, NR, 1, cs, bacc);
+      for (int r = 0; r < NR; r++)
+        qf_store(sb[r] + k, cs[r][0]);
+    }
+    return;
+  }
   float xs[QI_GC]; /* x's sums (e2m1: times -12), once for all the rows */
   for (int64_t k = 0; k < nc; k += QI_VL) {
     const vf v = qf_load(t->xs[0] + g0 + k);
@@ -639,8 +651,8 @@ QF_INLINE QI_TARGET void qi_m1_scales(const emlx_qmm_prob *p, const qi_rows *t, 
     const int64_t at = (n + r) * G + g0;
     const float *xc = t->xc[0] + g0;
     vf b = bacc[r][0];
-    if (from == FROM_AFFINE) { /* a: qi_normalize's, over the scales and the biases */
-      qi_prefetch_scales(p, n + r, g0, nc);
+    qi_prefetch_scales(p, n + r, g0, nc);
+    if (affine) { /* a: qi_normalize's, over the scales and the biases */
       vf m = qf_zero();
       for (int64_t k = 0; k < nc; k += QI_VL) {
         m = qi_absmax(qi_load_sdt(p->scales, p->sdt, at + k), m);
@@ -653,21 +665,14 @@ QF_INLINE QI_TARGET void qi_m1_scales(const emlx_qmm_prob *p, const qi_rows *t, 
         qf_store(sb[r] + k, qf_mul(vs, qf_load(xc + k)));
         b = qf_fma(qf_mul(qi_load_sdt(p->biases, p->sdt, at + k), f), qf_load(xs + k), b);
       }
+    } else {
 #ifdef QI_E8M0_NORM
-    } else if (from == FROM_E8M0) {
-      qi_prefetch_scales(p, n + r, g0, nc);
       for (int64_t k = 0; k < nc; k += QI_VL) {
         const vf vs = qi_e8m0_shift((const uint8_t *)p->scales + at + k, QI_VL, sh[r]);
         qf_store(sb[r] + k, qf_mul(vs, qf_load(xc + k)));
         b = qf_fma(vs, qf_load(xs + k), b);
       }
 #endif
-    } else {
-      for (int64_t k = 0; k < nc; k += QI_VL) {
-        const vf vs = qf_load(sb[r] + k), vb = affine ? qf_load(bb[r] + k) : vs;
-        qf_store(sb[r] + k, qf_mul(vs, qf_load(xc + k)));
-        b = qf_fma(vb, qf_load(xs + k), b);
-      }
     }
     bacc[r][0] = b;
   }
